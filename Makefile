@@ -1,0 +1,52 @@
+# Two commands on a fresh machine: `make run` and `make test`. Needs Python 3.11+ and make.
+PYTHON ?= python3
+VENV   := .venv
+UV     := $(VENV)/bin/uv
+SYNCED := $(VENV)/.synced
+BIN    := $(VENV)/bin
+
+.PHONY: install run test test-unit test-integration test-llm lint format typecheck bench clean
+
+$(UV):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.11)")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
+
+# The lock file pins every dependency; --frozen refuses to run if it is out of date.
+$(SYNCED): $(UV) uv.lock pyproject.toml
+	$(UV) sync --frozen --quiet
+	@touch $@
+
+install: $(SYNCED)
+
+run: install
+	$(BIN)/compaction up
+
+test: install
+	$(BIN)/pytest
+
+test-unit: install
+	$(BIN)/pytest tests/unit
+
+test-integration: install
+	$(BIN)/pytest -m integration
+
+test-llm: install
+	$(BIN)/python -m tests.llm.setup_llama && $(BIN)/pytest -m llm tests/llm -p no:cacheprovider
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+typecheck: install
+	$(BIN)/mypy
+
+bench: install
+	$(BIN)/python bench/compress_vs_hermes.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,45 @@
+"""Tunables of one compress() call. Defaults follow Hermes' measured constants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CompressConfig:
+    context_length: int  # the main model's window, in tokens
+    # Tail budget = context_length x compress_threshold_ratio x summary_target_ratio.
+    compress_threshold_ratio: float = 0.50
+    summary_target_ratio: float = 0.20
+    tail_soft_ceiling: float = 1.5  # one oversized recent message may stay whole
+    min_tail_messages: int = 3
+    protect_first_n: int = 3  # extra head messages after the system prompt; first pass only
+    min_messages: int = 4  # fewer active messages than this: nothing to do
+    # Summary length: proportional to the summarized content, within [min, max].
+    summary_ratio: float = 0.20
+    min_summary_tokens: int = 2_000
+    max_summary_tokens_ceiling: int = 12_000
+    max_summary_context_fraction: float = 0.05
+    # The summarizer's own window; its input (prompt + window) never exceeds what fits.
+    summarizer_context_tokens: int = 32_000
+    # Pre-pass.
+    prune_min_chars: int = 200  # tool outputs shorter than this are left alone
+    tool_arg_max_chars: int = 200  # longer string leaves in old tool-call arguments are cut
+    # Serialization for the summarizer (per message).
+    serialize_tool_result_head_chars: int = 4_000
+    serialize_tool_result_tail_chars: int = 1_500
+    serialize_tool_args_head_chars: int = 1_200
+    serialize_message_max_chars: int = 12_000
+    # Anti-thrash: this many consecutive passes under ``ineffective_savings_pct`` stop
+    # automatic compaction until the session grows.
+    ineffective_savings_pct: float = 10.0
+    thrash_strikes: int = 2
+
+    @property
+    def tail_budget_tokens(self) -> int:
+        return int(self.context_length * self.compress_threshold_ratio * self.summary_target_ratio)
+
+    @property
+    def max_summary_tokens(self) -> int:
+        by_context = int(self.context_length * self.max_summary_context_fraction)
+        return max(self.min_summary_tokens, min(by_context, self.max_summary_tokens_ceiling))

@@ -1,0 +1,259 @@
+"""Typed chat messages: parsing and validation of the OpenAI wire format, and back.
+
+A parsed ``Message`` keeps every key it did not model in ``extra``, so a message that passes
+through the compressor untouched serializes back to the same JSON object it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias, cast
+
+from worker.compressor.errors import InvalidTranscriptError
+
+Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
+Part: TypeAlias = Mapping[str, Any]
+Content: TypeAlias = str | tuple[Part, ...] | None
+
+ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
+TEXT_PART_TYPES: frozenset[str] = frozenset({"text"})
+IMAGE_PART_TYPES: frozenset[str] = frozenset({"image_url", "input_image", "image"})
+_MODELLED_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # the provider's JSON string, kept as a string
+    extra: Mapping[str, Any] = field(
+        default_factory=lambda: _EMPTY, compare=False
+    )  # e.g. "type": "function"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: Content
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
+
+    def text(self) -> str:
+        """The message's text: a string content, or its text parts joined by newlines."""
+        return content_text(self.content)
+
+    def with_content(self, content: Content) -> Message:
+        return replace(self, content=content)
+
+
+def content_text(content: Content) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(p.get("text", "")) for p in content if p.get("type") in TEXT_PART_TYPES)
+
+
+def image_count(content: Content) -> int:
+    if content is None or isinstance(content, str):
+        return 0
+    return sum(1 for p in content if p.get("type") in IMAGE_PART_TYPES)
+
+
+def system(text: str) -> Message:
+    return Message(role="system", content=text)
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def assistant(text: str | None, tool_calls: Iterable[ToolCall] = ()) -> Message:
+    return Message(role="assistant", content=text, tool_calls=tuple(tool_calls))
+
+
+def tool_result(call_id: str, text: str, name: str | None = None) -> Message:
+    return Message(role="tool", content=text, tool_call_id=call_id, name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# wire format -> Message
+
+
+def parse_messages(raw: object) -> list[Message]:
+    """Parse a JSON list of OpenAI-format messages; raise InvalidTranscriptError naming the index."""
+    if not isinstance(raw, list):
+        raise InvalidTranscriptError(None, f"messages must be a JSON array, got {_kind(raw)}")
+    return [parse_message(item, index=i) for i, item in enumerate(raw)]
+
+
+def parse_message(raw: object, *, index: int | None = None) -> Message:
+    """Parse one wire message."""
+    if not isinstance(raw, Mapping):
+        raise InvalidTranscriptError(index, f"a message must be a JSON object, got {_kind(raw)}")
+    role = raw.get("role")
+    if role not in ROLES:
+        raise InvalidTranscriptError(
+            index, f"role must be one of system, user, assistant, tool; got {role!r}"
+        )
+    content = _parse_content(raw.get("content"), index)
+    tool_calls = _parse_tool_calls(raw.get("tool_calls"), role, index)
+    tool_call_id = raw.get("tool_call_id")
+    if role == "tool":
+        if not isinstance(tool_call_id, str) or not tool_call_id:
+            raise InvalidTranscriptError(index, "a tool message needs a non-empty tool_call_id")
+    elif tool_call_id is not None:
+        raise InvalidTranscriptError(
+            index, f"tool_call_id is only allowed on tool messages, not {role}"
+        )
+    if content is None and role != "assistant":
+        raise InvalidTranscriptError(index, f"a {role} message needs content (null is not allowed)")
+    if content is None and not tool_calls:
+        raise InvalidTranscriptError(index, "an assistant message needs content or tool_calls")
+    name = raw.get("name")
+    if name is not None and not isinstance(name, str):
+        raise InvalidTranscriptError(index, f"name must be a string, got {_kind(name)}")
+    extra = {k: v for k, v in raw.items() if k not in _MODELLED_KEYS}
+    return Message(
+        role=cast(Role, role),
+        content=content,
+        tool_calls=tool_calls,
+        tool_call_id=tool_call_id,
+        name=name,
+        extra=MappingProxyType(extra) if extra else _EMPTY,
+    )
+
+
+def _parse_content(raw: object, index: int | None) -> Content:
+    if raw is None or isinstance(raw, str):
+        return raw
+    if not isinstance(raw, list):
+        raise InvalidTranscriptError(
+            index, f"content must be a string, null or a list of parts, got {_kind(raw)}"
+        )
+    return tuple(_parse_part(part, index, j) for j, part in enumerate(raw))
+
+
+def _parse_part(raw: object, index: int | None, j: int) -> Part:
+    if not isinstance(raw, Mapping):
+        raise InvalidTranscriptError(index, f"content[{j}] must be an object, got {_kind(raw)}")
+    kind = raw.get("type")
+    if kind in TEXT_PART_TYPES:
+        if not isinstance(raw.get("text"), str):
+            raise InvalidTranscriptError(
+                index, f"content[{j}] is a text part without a string 'text'"
+            )
+    elif kind == "image_url":
+        url = raw.get("image_url")
+        if isinstance(url, Mapping):
+            url = url.get("url")
+        if not isinstance(url, str):
+            raise InvalidTranscriptError(index, f"content[{j}] image_url part needs image_url.url")
+    elif kind == "input_image":
+        if not isinstance(raw.get("image_url"), str) and not isinstance(raw.get("file_id"), str):
+            raise InvalidTranscriptError(
+                index, f"content[{j}] input_image part needs image_url or file_id"
+            )
+    elif kind == "image":
+        if not isinstance(raw.get("source"), Mapping):
+            raise InvalidTranscriptError(index, f"content[{j}] image part needs a source object")
+    else:
+        raise InvalidTranscriptError(
+            index,
+            f"content[{j}] has unsupported part type {kind!r} "
+            "(expected text, image_url, input_image or image)",
+        )
+    return raw
+
+
+def _parse_tool_calls(raw: object, role: object, index: int | None) -> tuple[ToolCall, ...]:
+    if raw is None:
+        return ()
+    if role != "assistant":
+        raise InvalidTranscriptError(
+            index, f"tool_calls are only allowed on assistant messages, not {role}"
+        )
+    if not isinstance(raw, list):
+        raise InvalidTranscriptError(index, f"tool_calls must be a list, got {_kind(raw)}")
+    calls = tuple(_parse_tool_call(tc, index, j) for j, tc in enumerate(raw))
+    seen: set[str] = set()
+    for call in calls:
+        if call.id in seen:
+            raise InvalidTranscriptError(index, f"tool call id {call.id!r} appears twice")
+        seen.add(call.id)
+    return calls
+
+
+def _parse_tool_call(raw: object, index: int | None, j: int) -> ToolCall:
+    where = f"tool_calls[{j}]"
+    if not isinstance(raw, Mapping):
+        raise InvalidTranscriptError(index, f"{where} must be an object, got {_kind(raw)}")
+    call_id = raw.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        raise InvalidTranscriptError(index, f"{where}.id must be a non-empty string")
+    function = raw.get("function")
+    if not isinstance(function, Mapping):
+        raise InvalidTranscriptError(index, f"{where}.function must be an object")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise InvalidTranscriptError(index, f"{where}.function.name must be a non-empty string")
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        raise InvalidTranscriptError(
+            index, f"{where}.function.arguments must be a JSON string, got {_kind(arguments)}"
+        )
+    extra = {k: v for k, v in raw.items() if k not in {"id", "function"}}
+    fextra = {k: v for k, v in function.items() if k not in {"name", "arguments"}}
+    if fextra:
+        extra["function"] = fextra
+    return ToolCall(id=call_id, name=name, arguments=arguments, extra=extra or _EMPTY)
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Message -> wire format
+
+
+def to_wire(msg: Message) -> dict[str, Any]:
+    """Serialize back to an OpenAI-format dict (key order: role, content, modelled, extra)."""
+    out: dict[str, Any] = {"role": msg.role, "content": _content_to_wire(msg.content)}
+    if msg.tool_calls:
+        out["tool_calls"] = [_tool_call_to_wire(tc) for tc in msg.tool_calls]
+    if msg.tool_call_id is not None:
+        out["tool_call_id"] = msg.tool_call_id
+    if msg.name is not None:
+        out["name"] = msg.name
+    for key, value in msg.extra.items():
+        out.setdefault(key, value)
+    return out
+
+
+def to_wire_list(msgs: Sequence[Message]) -> list[dict[str, Any]]:
+    return [to_wire(m) for m in msgs]
+
+
+def _content_to_wire(content: Content) -> str | list[dict[str, Any]] | None:
+    if content is None or isinstance(content, str):
+        return content
+    return [dict(p) for p in content]
+
+
+def _tool_call_to_wire(tc: ToolCall) -> dict[str, Any]:
+    extra = dict(tc.extra)
+    fextra = extra.pop("function", {})
+    out: dict[str, Any] = {"id": tc.id, "type": extra.pop("type", "function")}
+    out["function"] = {"name": tc.name, "arguments": tc.arguments, **fextra}
+    out.update(extra)
+    return out

@@ -1,0 +1,53 @@
+"""The contract between the core and whoever writes summaries.
+
+The core renders the prompt (already redacted) and hands it over with the structured window,
+so an LLM summarizer sends ``prompt`` and the extractive one reads ``window``. A summarizer
+either returns a non-empty summary or raises a ``SummarizerError`` subclass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Protocol
+
+from worker.compressor.messages import Message
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRequest:
+    prompt: str  # the full rendered prompt, redacted
+    window: Sequence[Message]  # the (pruned, redacted) messages this call covers
+    previous_summary: str | None  # the running summary this call updates, if any
+    focus_topic: str | None
+    budget_tokens: int  # the summary length to aim for
+    max_output_tokens: int  # hard cap to request from the model (budget x 1.3)
+    today: date
+    chunk_index: int = 0
+    chunk_count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryResponse:
+    text: str
+    model: str  # the model that wrote it, or "extractive"
+    input_tokens: int | None = None  # provider-reported usage, when there is one
+    output_tokens: int | None = None
+    latency_ms: float | None = None
+    # Set when the summary model failed and the main model stood in: the first error's class.
+    aux_model_failed: str | None = None
+
+
+class Summarizer(Protocol):
+    @property
+    def name(self) -> str:
+        """Model name, or "extractive"."""
+        ...
+
+    @property
+    def is_llm(self) -> bool:
+        """True for a language-model summarizer; False for the deterministic extractive one."""
+        ...
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse: ...

@@ -1,0 +1,83 @@
+"""The one settings class (env prefix ``COMPACTION_``), read by api/ and worker/ only."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="COMPACTION_", extra="ignore")
+
+    # Where things live.
+    var_dir: Path = Path("var")
+    database_url: str = "sqlite:///var/compaction.db"
+    redis_url: str | None = None  # unset: the embedded redis-server started by `compaction up`
+
+    # HTTP API and Flower.
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+    api_token: SecretStr | None = None
+    flower_port: int = 5555
+    flower_user: str | None = None
+    flower_password: SecretStr | None = None
+    max_body_bytes: int = 32 * 1024 * 1024
+    max_messages_per_request: int = 20_000
+    max_content_chars: int = 2_000_000  # per message
+
+    # Summarizer LLM (OpenAI-compatible). Unset base URL: the extractive summarizer.
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    summary_model: str | None = None
+    main_model: str | None = None
+    summary_context_length: int = 32_000
+    llm_connect_timeout_s: float = 10.0
+    llm_read_timeout_s: float = 120.0
+    llm_temperature: float = 0.2
+
+    # Hygiene.
+    hygiene_threshold: float = 0.85
+    min_messages: int = 4
+    thrash_strikes: int = 2
+    ineffective_savings_pct: float = 10.0
+    max_auto_compactions_per_hour: int = 4
+
+    # Worker.
+    worker_concurrency: int = 16  # threads: jobs wait on the LLM, not on the CPU
+    job_soft_time_limit_s: int = 840
+    job_hard_time_limit_s: int = 900
+    visibility_timeout_s: int = 1_200  # above the hard limit, or a slow job is redelivered
+    unacked_restore_interval_s: float = 10.0
+    lock_ttl_s: int = 120
+    max_job_attempts: int = 3
+
+    # Cooldowns after summarizer failures (seconds).
+    cooldown_protocol_s: int = 30
+    cooldown_default_s: int = 60
+    cooldown_no_provider_s: int = 600
+    cooldown_timeout_ladder_s: list[int] = Field(default_factory=lambda: [60, 120, 300, 600])
+
+    # Beat: overnight sweep of idle sessions and the stuck-job reaper.
+    sweep_cron: str = "0 3 * * *"  # minute hour day month weekday, UTC
+    sweep_idle_hours: float = 6.0
+    sweep_threshold: float = 0.50
+    sweep_batch_limit: int = 500
+    reaper_interval_s: int = 300
+
+    # Job-completion callbacks.
+    callback_secret: SecretStr | None = None
+    callback_timeout_s: float = 10.0
+    callback_max_attempts: int = 5
+
+    @field_validator("llm_base_url", "redis_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+
+@functools.cache
+def get_settings() -> Settings:
+    return Settings()
