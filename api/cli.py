@@ -1,0 +1,50 @@
+"""The ``compaction`` console script: one subcommand per module in ``api/commands/``.
+
+Each command module defines ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``; it is
+imported only when chosen, so ``compaction compress`` does not load Celery or FastAPI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS: dict[str, str] = {
+    "up": "the whole embedded stack in the foreground (Redis, API, worker, beat, Flower)",
+    "api": "the HTTP API",
+    "worker": "a Celery worker",
+    "beat": "Celery beat: nightly idle sweep and stuck-job reaper",
+    "flower": "Flower, the Celery monitor",
+    "migrate": "apply database migrations",
+    "compress": "compact one transcript file offline and print messages + report",
+    "demo": "post a long sample session to a running stack and follow its job",
+    "sweep": "run the idle-session sweep now",
+    "stats": "a table of recent jobs",
+}
+
+
+def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="compaction", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in names or COMMANDS:
+        sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    if chosen not in COMMANDS:
+        build_parser().parse_args(argv)  # prints usage or the unknown-command error
+        return 2
+    module = importlib.import_module(f"api.commands.{chosen}")
+    parser = argparse.ArgumentParser(prog=f"compaction {chosen}", description=COMMANDS[chosen])
+    module.add_arguments(parser)
+    args = parser.parse_args(argv[argv.index(chosen) + 1 :])
+    return int(module.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Every Redis key, queue name and task name, spelled once."""
+
+from __future__ import annotations
+
+# Celery.
+QUEUE = "compaction"
+COMPACT_TASK = "compaction.compact_session"
+SWEEP_TASK = "compaction.sweep_idle_sessions"
+REAP_TASK = "compaction.reap_stuck_jobs"
+CALLBACK_TASK = "compaction.deliver_callback"
+
+_PREFIX = "compaction:"
+
+
+def session_lock(session_id: str) -> str:
+    """Held by the one worker compacting this session."""
+    return f"{_PREFIX}lock:session:{session_id}"
+
+
+def session_cooldown(session_id: str) -> str:
+    """Set after a summarizer failure on this session; value: error class and until."""
+    return f"{_PREFIX}cooldown:session:{session_id}"
+
+
+def endpoint_cooldown(endpoint: str) -> str:
+    """Set after provider-wide failures (auth, no provider, rate limit) on one endpoint/model."""
+    return f"{_PREFIX}cooldown:endpoint:{endpoint}"
+
+
+def timeout_streak(endpoint: str) -> str:
+    """Consecutive summarizer timeouts on one endpoint: the step on the cooldown ladder."""
+    return f"{_PREFIX}timeouts:endpoint:{endpoint}"

@@ -1,0 +1,157 @@
+"""SQLAlchemy models: sessions, messages (never deleted) and jobs (one telemetry row each).
+
+Ordering: a session's active transcript is its active messages ordered by ``seq``. ``seq`` is
+allocated from ``sessions.next_seq`` and only grows. A compaction write-back archives the active
+messages up to the job's ``upto_seq``, inserts the compacted set with fresh seqs, then gives the
+messages the gateway appended after ``upto_seq`` fresh seqs after those, so they order after the
+compacted part. Archived rows keep the seq they had when they were archived.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# SQLite only autoincrements INTEGER PRIMARY KEY.
+BigId = BigInteger().with_variant(Integer, "sqlite")
+
+OPEN_JOB_STATUSES = ("queued", "running")
+JOB_STATUSES = ("queued", "running", "succeeded", "skipped", "aborted", "failed")
+JOB_TRIGGERS = ("hygiene", "manual", "sweep")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: DateTime(timezone=True), dict[str, Any]: JSON}
+
+
+class SessionRow(Base):
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(String(255), primary_key=True)  # the gateway's key
+    model: Mapped[str] = mapped_column(String(200))
+    context_length: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(BigInteger, default=1)  # bumped on every change
+    # Bumped by a snapshot PUT or a compaction, not by appends: a job's write-back refuses when
+    # it moved since the job's snapshot.
+    rewrite_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    next_seq: Mapped[int] = mapped_column(BigInteger, default=1)
+    token_total: Mapped[int] = mapped_column(BigInteger, default=0)  # sum over active messages
+    message_count: Mapped[int] = mapped_column(Integer, default=0)  # active messages
+    # The gateway's own prompt_tokens (real provider usage) and the version it describes.
+    reported_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    reported_version: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    compaction_count: Mapped[int] = mapped_column(Integer, default=0)
+    previous_summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Anti-thrash: consecutive low-savings passes, and the token total the session must grow
+    # past before automatic compaction is allowed again once the guard tripped.
+    ineffective_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_savings_pct: Mapped[float | None] = mapped_column(Float, nullable=True)
+    thrash_until_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    callback_url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_activity_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_compacted_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+    __table_args__ = (Index("ix_sessions_last_activity_at", "last_activity_at"),)
+
+
+class MessageRow(Base):
+    __tablename__ = "messages"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("sessions.id", ondelete="RESTRICT")
+    )
+    seq: Mapped[int] = mapped_column(BigInteger)
+    role: Mapped[str] = mapped_column(String(16))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)  # the wire message, verbatim
+    tokens: Mapped[int] = mapped_column(Integer)  # counted once, at ingestion
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    # 0 for what the gateway sent; k for messages written by the session's k-th compaction.
+    generation: Mapped[int] = mapped_column(Integer, default=0)
+    archived_by_job: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    archived_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (
+        UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),
+        Index("ix_messages_session_active_seq", "session_id", "active", "seq"),
+    )
+
+
+class JobRow(Base):
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("sessions.id", ondelete="RESTRICT")
+    )
+    trigger: Mapped[str] = mapped_column(String(16))  # hygiene | manual | sweep
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    skip_reason: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    focus_topic: Mapped[str | None] = mapped_column(Text, nullable=True)
+    force: Mapped[bool] = mapped_column(Boolean, default=False)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    upto_seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    snapshot_rewrite_count: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    version_after: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # Telemetry.
+    tokens_before: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    tokens_after: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    savings_pct: Mapped[float | None] = mapped_column(Float, nullable=True)
+    messages_before: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    messages_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    summarized_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    dropped_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    fallback_used: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    summarizer: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    summary_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    summarizer_input_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    summarizer_calls: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    redactions: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    aux_model_failed: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error_class: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    enqueued_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    queue_wait_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    run_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    llm_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    worker: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    callback_status: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    callback_attempts: Mapped[int] = mapped_column(Integer, default=0)
+
+    __table_args__ = (
+        # One open job per session, enforced by the database.
+        Index(
+            "uq_jobs_one_open_per_session",
+            "session_id",
+            unique=True,
+            sqlite_where=text("status IN ('queued', 'running')"),
+            postgresql_where=text("status IN ('queued', 'running')"),
+        ),
+        Index("ix_jobs_session_enqueued", "session_id", "enqueued_at"),
+        Index("ix_jobs_status_enqueued", "status", "enqueued_at"),
+    )
