@@ -98,14 +98,17 @@ class RedisServer:
 
     def stop(self, timeout_s: float = 10.0) -> None:
         proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
+        if proc is None:
             return
-        proc.terminate()  # SIGTERM: redis flushes the append-only file and exits
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc.poll() is None:
+            proc.terminate()  # SIGTERM: redis flushes the append-only file and exits
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
     def __enter__(self) -> RedisServer:
         return self.start()

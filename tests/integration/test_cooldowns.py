@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 
 import pytest
 import redis
@@ -13,8 +14,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def client(redis_server: RedisServer) -> redis.Redis:
-    return redis.Redis.from_url(redis_server.url)
+def client(redis_server: RedisServer) -> Iterator[redis.Redis]:
+    with redis.Redis.from_url(redis_server.url) as client:
+        yield client
 
 
 def test_cooldown_lengths_follow_error_class() -> None:
