@@ -1,0 +1,51 @@
+"""Errors of the engine around the core: locks, callbacks, the launcher.
+
+    WorkerError                     root of the engine's own errors (the store has StoreError)
+    ├── LockError
+    │   ├── LockBusyError           another job holds the session's lock: defer, never overlap
+    │   └── LockLostError           our lease expired or was taken over: abort, write nothing
+    ├── CallbackDeliveryError       the callback endpoint failed (HTTP status or transport)
+    └── LaunchError                 a component of the stack could not start (busy port, no URL)
+
+Redis and SQLAlchemy operational errors are not translated here: the task is the one place
+that decides retry versus fail, and it decides on their types.
+"""
+
+from __future__ import annotations
+
+
+class WorkerError(Exception):
+    """Root of the worker engine's own errors."""
+
+
+class LockError(WorkerError):
+    """A per-session lock could not be taken or kept."""
+
+
+class LockBusyError(LockError):
+    """Another job holds the session's lock."""
+
+    def __init__(self, session_id: str, holder: str | None) -> None:
+        self.session_id = session_id
+        self.holder = holder
+        super().__init__(f"session {session_id!r} is locked by {holder or 'another job'}")
+
+
+class LockLostError(LockError):
+    """Our lease on the session expired or another holder took it."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"lost the lock on session {session_id!r}")
+
+
+class CallbackDeliveryError(WorkerError):
+    """The callback endpoint did not accept the notification."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class LaunchError(WorkerError):
+    """A component of the stack could not start; the message says what to change."""
