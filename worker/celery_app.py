@@ -1,44 +1,94 @@
-"""The Celery application: Redis broker, late acks, events on for Flower."""
+"""The Celery application: Redis broker, late acks, events on for Flower, beat's schedule."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
+from celery.schedules import crontab
 
 from worker import keys
+from worker.errors import LaunchError
 from worker.settings import Settings, get_settings
+
+# Only send_task() runs before a component checks broker_url(); a client that never sends still
+# imports this module, so the app needs some URL at import time.
+_PLACEHOLDER_BROKER = "redis://127.0.0.1:6379/0"
 
 
 def broker_url(settings: Settings) -> str:
+    """The broker URL, or a clear error when a component is started without one."""
     if settings.redis_url:
         return settings.redis_url
     # The embedded launcher exports COMPACTION_REDIS_URL for its children; a component run on
     # its own without one would silently talk to nothing.
-    raise RuntimeError(
+    raise LaunchError(
         "COMPACTION_REDIS_URL is not set: run `compaction up` (which starts a private "
         "redis-server) or point it at a Redis server"
     )
 
 
+def sweep_schedule(cron: str) -> crontab:
+    """A crontab from five fields (minute hour day month weekday), in UTC."""
+    fields = cron.split()
+    if len(fields) != 5:
+        raise ValueError(f"COMPACTION_SWEEP_CRON needs 5 fields, got {cron!r}")
+    minute, hour, day_of_month, month_of_year, day_of_week = fields
+    return crontab(
+        minute=minute,
+        hour=hour,
+        day_of_month=day_of_month,
+        month_of_year=month_of_year,
+        day_of_week=day_of_week,
+    )
+
+
+def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
+    return {
+        "nightly-idle-sweep": {
+            "task": keys.SWEEP_TASK,
+            "schedule": sweep_schedule(settings.sweep_cron),
+            "options": {"queue": keys.QUEUE},
+        },
+        "stuck-job-reaper": {
+            "task": keys.REAP_TASK,
+            "schedule": float(settings.reaper_interval_s),
+            # With no worker up, reaper runs pile up; one is enough when workers return.
+            "options": {"queue": keys.QUEUE, "expires": float(settings.reaper_interval_s)},
+        },
+    }
+
+
+def transport_options(settings: Settings) -> dict[str, Any]:
+    # A job whose worker died stays unacked until the visibility timeout, then any live worker
+    # restores it on its next scan. The timeout must exceed the longest job or a slow job would
+    # run twice; the throttle of 1 makes the restore interval the real scan period.
+    return {
+        "visibility_timeout": settings.visibility_timeout_s,
+        "unacked_restore_interval": settings.unacked_restore_interval_s,
+        "unacked_restore_throttle": 1,
+        "socket_timeout": 30,
+        "socket_connect_timeout": 10,
+        "health_check_interval": 25,
+    }
+
+
 def make_celery(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
-    app = Celery("compaction")
-    url = settings.redis_url or "redis://127.0.0.1:6379/0"
+    app = Celery("compaction", include=["worker.tasks"])
     app.conf.update(
-        broker_url=url,
+        broker_url=settings.redis_url or _PLACEHOLDER_BROKER,
         result_backend=None,
         task_ignore_result=True,
         task_default_queue=keys.QUEUE,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         task_track_started=True,
+        # Enforced by the prefork pool; the threads pool ignores them, so the task also keeps
+        # its own deadline (see worker.job).
         task_time_limit=settings.job_hard_time_limit_s,
         task_soft_time_limit=settings.job_soft_time_limit_s,
-        # A job whose worker died is redelivered after the visibility timeout; it must exceed
-        # the longest job or a slow job would run twice.
-        broker_transport_options={
-            "visibility_timeout": settings.visibility_timeout_s,
-            "unacked_restore_interval": settings.unacked_restore_interval_s,
-        },
+        broker_transport_options=transport_options(settings),
         worker_prefetch_multiplier=1,
         worker_cancel_long_running_tasks_on_connection_loss=True,
         broker_connection_retry_on_startup=True,
@@ -47,6 +97,7 @@ def make_celery(settings: Settings | None = None) -> Celery:
         task_send_sent_event=True,
         timezone="UTC",
         enable_utc=True,
+        beat_schedule=beat_schedule(settings),
     )
     return app
 
