@@ -8,6 +8,8 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+# A real local OpenAI chat-completions server with scripted answers (tests/support/fake_openai.py).
+from tests.support.fake_openai import fake_openai  # noqa: F401
 from worker.compressor.tokens import TokenCounter
 from worker.encodings import counter_for_model
 from worker.redis_server import RedisServer
