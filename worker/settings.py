@@ -22,6 +22,8 @@ class Settings(BaseSettings):
     api_port: int = 8000
     api_token: SecretStr | None = None
     flower_port: int = 5555
+    # Containers bind 0.0.0.0 (deploy/ sets it); the embedded default stays on loopback.
+    flower_host: str = "127.0.0.1"
     flower_user: str | None = None
     flower_password: SecretStr | None = None
     max_body_bytes: int = 32 * 1024 * 1024
