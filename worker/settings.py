@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     llm_connect_timeout_s: float = 10.0
     llm_read_timeout_s: float = 120.0
     llm_temperature: float = 0.2
+    llm_stream: bool = True  # stream the answer: read timeout = idle gap; detects cut streams
+    llm_request_deadline_s: float = 300.0  # one HTTP attempt, start to last byte
+    llm_retry_after_max_wait_s: float = 10.0  # a longer Retry-After becomes a cooldown instead
 
     # Hygiene.
     hygiene_threshold: float = 0.85
