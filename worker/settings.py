@@ -56,8 +56,10 @@ class Settings(BaseSettings):
     job_hard_time_limit_s: int = 900
     visibility_timeout_s: int = 1_200  # above the hard limit, or a slow job is redelivered
     unacked_restore_interval_s: float = 10.0
-    lock_ttl_s: int = 120
+    lock_ttl_s: float = 120.0
     max_job_attempts: int = 3
+    job_retry_backoff_s: float = 5.0  # first retry after a DB/broker error; doubles per retry
+    lock_busy_retry_s: float = 15.0  # a job whose session is locked waits this long, again
 
     # Cooldowns after summarizer failures (seconds).
     cooldown_protocol_s: int = 30
@@ -71,11 +73,14 @@ class Settings(BaseSettings):
     sweep_threshold: float = 0.50
     sweep_batch_limit: int = 500
     reaper_interval_s: int = 300
+    reaper_stuck_margin_s: int = 300  # running past the hard limit + this: the worker is gone
+    reaper_requeue_after_s: int = 300  # queued this long: the message may never have arrived
 
     # Job-completion callbacks.
     callback_secret: SecretStr | None = None
     callback_timeout_s: float = 10.0
     callback_max_attempts: int = 5
+    callback_backoff_s: float = 2.0  # first retry; doubles per attempt, capped at 5 minutes
 
     @field_validator("llm_base_url", "redis_url", mode="before")
     @classmethod
