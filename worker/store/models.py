@@ -16,6 +16,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Float,
     ForeignKey,
@@ -26,7 +27,9 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 # SQLite only autoincrements INTEGER PRIMARY KEY.
 BigId = BigInteger().with_variant(Integer, "sqlite")
@@ -40,9 +43,33 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _in_list(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in and out. SQLite keeps no zone, so its reads are tagged UTC again;
+    writes are normalized to UTC so stored values compare correctly as text there."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: store timezone-aware UTC")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
 class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {
-        datetime: DateTime(timezone=True),
+        datetime: UTCDateTime(),
         dict[str, Any]: JSON,
     }
 
@@ -99,6 +126,10 @@ class MessageRow(Base):
 
     __table_args__ = (
         UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),
+        CheckConstraint(
+            _in_list("role", ("system", "user", "assistant", "tool")), name="ck_messages_role"
+        ),
+        CheckConstraint("tokens >= 0", name="ck_messages_tokens"),
         Index("ix_messages_session_active_seq", "session_id", "active", "seq"),
     )
 
@@ -147,13 +178,15 @@ class JobRow(Base):
     callback_attempts: Mapped[int] = mapped_column(Integer, default=0)
 
     __table_args__ = (
+        CheckConstraint(_in_list("status", JOB_STATUSES), name="ck_jobs_status"),
+        CheckConstraint(_in_list("trigger", JOB_TRIGGERS), name="ck_jobs_trigger"),
         # One open job per session, enforced by the database.
         Index(
             "uq_jobs_one_open_per_session",
             "session_id",
             unique=True,
-            sqlite_where=text("status IN ('queued', 'running')"),
-            postgresql_where=text("status IN ('queued', 'running')"),
+            sqlite_where=text(_in_list("status", OPEN_JOB_STATUSES)),
+            postgresql_where=text(_in_list("status", OPEN_JOB_STATUSES)),
         ),
         Index("ix_jobs_session_enqueued", "session_id", "enqueued_at"),
         Index("ix_jobs_status_enqueued", "status", "enqueued_at"),
