@@ -45,8 +45,9 @@ format: install
 typecheck: install
 	$(BIN)/mypy
 
+# Ours against Hermes' ContextCompressor; the first run also makes bench/.hermes-venv (~1 min).
 bench: install
-	$(BIN)/python bench/compress_vs_hermes.py
+	$(BIN)/python -m bench.compress_vs_hermes $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis

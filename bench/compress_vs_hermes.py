@@ -1,0 +1,275 @@
+"""Our compress against Hermes' own ContextCompressor, side by side, on the same transcripts.
+
+    make bench                        # or: .venv/bin/python -m bench.compress_vs_hermes
+    make bench BENCH_ARGS="--update-docs --json var/bench.json"
+
+Hermes (``hermes-agent==0.19.0``) runs in ``bench/.hermes-venv``, made on the first run. Both
+sides get the same transcripts and the same instant stub summary; see docs/benchmarks.md for the
+method and the reading of the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    # Run as a script (``python bench/compress_vs_hermes.py``): make the repository importable.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import cases as bench_cases
+from bench import hermes_env, table
+from bench.measure import CaseResult, Outcome, median, outcome
+from bench.ours import run_ours
+from worker.compressor.config import CompressConfig
+from worker.compressor.tokens import TokenCounter
+from worker.encodings import counter_for_model
+
+# What both stubs answer: the shape of a real handoff, ~300 tokens, no facts from any case.
+SUMMARY_TEXT = """## Active Task
+User asked to finish the change described in the task and verify it with the test suite.
+
+## Goal
+Fix the reported defect without breaking existing behaviour.
+
+## Completed Actions
+1. READ the module named in the report — found the faulty branch [tool: bash]
+2. PATCH the branch and add a regression test [tool: bash]
+3. TEST the focused test module — 1 failure left before the last edit [tool: bash]
+
+## Active State
+- Working directory: the repository root; one source file and one test file modified.
+
+## Blocked
+None.
+
+## Key Decisions
+Kept the public signature unchanged so callers need no edits.
+
+## Relevant Files
+- the patched module; the new regression test.
+
+## Remaining Work
+Re-run the full test suite and review the diff.
+
+## Critical Context
+The failing case only appears with the non-default input described in the report."""
+
+# Hermes 0.19.0 caps a summary at min(5% of the window, 10,000) tokens (its
+# _SUMMARY_TOKENS_CEILING); ours at 12,000 by default. We give ours Hermes' cap.
+HERMES_SUMMARY_TOKENS_CEILING = 10_000
+DEFAULT_MODEL = "gpt-4"  # cl100k_base: how both outputs and both summarizer inputs are counted
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+_BEGIN, _END = "<!-- bench:results:begin -->", "<!-- bench:results:end -->"
+
+
+def our_config(case: bench_cases.Case, hermes_settings: dict[str, Any]) -> CompressConfig:
+    """Our tunables mapped onto what Hermes derived for the same window.
+
+    Hermes raises its trigger to 75% for windows under 512K and budgets the verbatim tail as
+    20% of that trigger; our tail budget is window x compress_threshold_ratio x 20%, so taking
+    Hermes' effective trigger as our ratio gives both sides the same tail budget in tokens.
+    """
+    return CompressConfig(
+        context_length=case.context_length,
+        compress_threshold_ratio=hermes_settings["threshold_tokens"] / case.context_length,
+        summary_target_ratio=hermes_settings["summary_target_ratio"],
+        protect_first_n=hermes_settings["protect_first_n"],
+        max_summary_tokens_ceiling=HERMES_SUMMARY_TOKENS_CEILING,
+    )
+
+
+def hermes_notes(raw: dict[str, Any]) -> list[str]:
+    notes = []
+    if raw["fallback_used"]:
+        notes.append(f"fallback used, {raw['dropped_count']} dropped")
+    if raw["aborted"]:
+        notes.append("aborted")
+    return notes
+
+
+def our_notes(run_report: Any, *, same_output: bool) -> list[str]:
+    notes = []
+    if run_report.noop_reason:
+        notes.append(f"no-op: {run_report.noop_reason}")
+    if run_report.fallback_used:
+        notes.append(f"fallback used, {run_report.dropped_count} dropped")
+    if run_report.aborted:
+        notes.append("aborted")
+    if not same_output:
+        notes.append("cold and cached runs produced different transcripts")
+    return notes
+
+
+def run_case(
+    case: bench_cases.Case,
+    hermes_raw: dict[str, Any],
+    *,
+    counter: TokenCounter,
+    repeats: int,
+) -> CaseResult:
+    config = our_config(case, hermes_raw["settings"])
+    common = {
+        "config": config,
+        "encoding": counter.encoding,
+        "summary_text": SUMMARY_TEXT,
+        "repeats": repeats,
+    }
+    cold = run_ours(case.wire, token_counts=None, **common)  # type: ignore[arg-type]
+    cached = run_ours(case.wire, token_counts=case.token_counts, **common)  # type: ignore[arg-type]
+    hermes: Outcome = outcome(
+        before=case.wire,
+        after=hermes_raw["messages"],
+        times_s=hermes_raw["times_s"],
+        prompts=hermes_raw["prompts"],
+        counter=counter,
+        notes=hermes_notes(hermes_raw),
+    )
+    ours = outcome(
+        before=case.wire,
+        after=cached.messages,
+        times_s=cached.times_s,
+        prompts=cached.prompts,
+        counter=counter,
+        notes=our_notes(cached.report, same_output=cold.messages == cached.messages),
+    )
+    return CaseResult(
+        name=case.name,
+        group=case.group,
+        messages_before=len(case.wire),
+        tokens_before=case.tokens_before,
+        context_length=case.context_length,
+        hermes=hermes,
+        ours=ours,
+        ours_cold_s=median(cold.times_s),
+        ours_budget_tokens=config.summarizer_context_tokens,
+        tail_budget_tokens=config.tail_budget_tokens,
+    )
+
+
+def machine_line(hermes_version: str) -> str:
+    cpu = _cpu_model()
+    return (
+        f"{cpu}, {platform.system()} {platform.release()}, Python {platform.python_version()}, "
+        f"tiktoken {version('tiktoken')}, hermes-agent {hermes_version}"
+    )
+
+
+def _cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                cores = cpuinfo.read_text().count("processor\t:")
+                return f"{line.split(':', 1)[1].strip()} ({cores} cores)"
+    return platform.processor() or platform.machine()
+
+
+def render(results: Sequence[CaseResult], *, header: str) -> str:
+    rows = table.main_rows(results)
+    parts = [
+        header,
+        "",
+        "Time: median of the repeats, wall clock, wire dicts in to wire dicts out.",
+        "",
+        table.time_table(rows),
+        "",
+        "Size: tokens counted with tiktoken the same way for both outputs; summarizer input is "
+        "the prompt each summary call was handed, in tokens.",
+        "",
+        table.size_table(rows),
+        "",
+        "Invariant violations (DESIGN.md 1-3, one checker for both):",
+        "",
+        table.violation_listing(results),
+        "",
+        "Notes (no-ops, fallbacks, aborts, cold/cached mismatches):",
+        "",
+        table.notes_listing(results),
+    ]
+    if any(r.group == "real" for r in results):
+        parts += ["", "Real sessions one by one:", "", table.real_detail_table(results)]
+    return "\n".join(parts)
+
+
+def update_docs(fragment: str, path: Path = DOCS) -> None:
+    """Replace the generated block between the markers in docs/benchmarks.md."""
+    text = path.read_text(encoding="utf-8")
+    head, sep, rest = text.partition(_BEGIN)
+    _, sep2, tail = rest.partition(_END)
+    if not sep or not sep2:
+        raise SystemExit(f"{path} has no {_BEGIN} ... {_END} block to replace")
+    path.write_text(f"{head}{_BEGIN}\n{fragment}\n{_END}{tail}", encoding="utf-8")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeats", type=int, default=5, help="runs per case and side (median)")
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="*",
+        default=list(bench_cases.GENERATED_SIZES),
+        help="generated transcript sizes, in messages",
+    )
+    p.add_argument("--no-real", action="store_true", help="skip the real transcripts")
+    p.add_argument(
+        "--context-length",
+        type=int,
+        default=None,
+        help="one window for every case (default: each case sits at 85%% of its window)",
+    )
+    p.add_argument("--model", default=DEFAULT_MODEL, help="picks the tiktoken encoding")
+    p.add_argument("--json", type=Path, help="also write the raw results here")
+    p.add_argument("--update-docs", action="store_true", help=f"rewrite the table in {DOCS}")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    counter = counter_for_model(args.model)
+    setup_s = hermes_env.ensure_venv()
+    if setup_s:
+        print(f"hermes venv ready in {setup_s:.0f} s", file=sys.stderr)
+    cases = bench_cases.build_cases(
+        counter, sizes=args.sizes, real=not args.no_real, context_length=args.context_length
+    )
+    print(f"{len(cases)} cases; running Hermes...", file=sys.stderr)
+    job = {
+        "model": args.model,
+        "repeats": args.repeats,
+        "summary_text": SUMMARY_TEXT,
+        "cases": [
+            {"name": c.name, "context_length": c.context_length, "messages": c.wire} for c in cases
+        ],
+    }
+    hermes = hermes_env.run_hermes_side(job)
+    by_name = {raw["name"]: raw for raw in hermes["cases"]}
+    results = []
+    for case in cases:
+        print(f"ours: {case.name}", file=sys.stderr)
+        results.append(run_case(case, by_name[case.name], counter=counter, repeats=args.repeats))
+    fragment = render(results, header=f"Machine: {machine_line(hermes['hermes_version'])}.")
+    print(fragment)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        raw = {
+            "hermes_version": hermes["hermes_version"],
+            "hermes_settings": {c["name"]: c["settings"] for c in hermes["cases"]},
+            "results": [asdict(r) for r in results],
+        }
+        args.json.write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
+    if args.update_docs:
+        update_docs(fragment)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

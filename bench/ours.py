@@ -1,0 +1,87 @@
+"""Our side of the bench: ``worker.compressor.compress`` with the same instant stub summarizer."""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from worker.compressor.compress import compress
+from worker.compressor.config import CompressConfig
+from worker.compressor.messages import parse_messages, to_wire_list
+from worker.compressor.report import CompactionReport
+from worker.compressor.summarizer import SummaryRequest, SummaryResponse
+from worker.compressor.tokens import Encoding, TokenCounter
+
+# The core has no clock; a fixed date keeps both runs of a case byte-identical.
+BENCH_TODAY = date(2026, 1, 15)
+
+
+@dataclass
+class StubSummarizer:
+    """Answers at once with a fixed text and records every prompt it was handed."""
+
+    summary_text: str
+    prompts: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return "stub"
+
+    @property
+    def is_llm(self) -> bool:
+        # It stands in for the LLM, so the core takes its LLM path (prompt rendering and all).
+        return True
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        self.prompts.append(request.prompt)
+        return SummaryResponse(text=self.summary_text, model="stub")
+
+
+@dataclass(frozen=True, slots=True)
+class OurRun:
+    times_s: tuple[float, ...]
+    messages: list[dict[str, Any]]  # wire output of the last run
+    prompts: tuple[str, ...]  # what the summarizer was handed in the last run
+    report: CompactionReport
+
+
+def run_ours(
+    wire: Sequence[dict[str, Any]],
+    *,
+    config: CompressConfig,
+    encoding: Encoding,
+    summary_text: str,
+    repeats: int,
+    token_counts: Sequence[int] | None,
+) -> OurRun:
+    """Time wire-in to wire-out (parse, compress, serialize), as the worker does per job.
+
+    Each run gets a fresh TokenCounter, so its memo starts empty: with ``token_counts=None``
+    that is the cold path; with the store's counts it is the path the worker takes.
+    """
+    times: list[float] = []
+    out: list[dict[str, Any]] = []
+    stub = StubSummarizer(summary_text)
+    report: CompactionReport | None = None
+    for _ in range(repeats):
+        stub.prompts.clear()
+        counter = TokenCounter(encoding)
+        gc.collect()
+        started = time.perf_counter()
+        result = compress(
+            parse_messages(list(wire)),
+            config=config,
+            summarizer=stub,
+            counter=counter,
+            today=BENCH_TODAY,
+            token_counts=token_counts,
+        )
+        out = to_wire_list(result.messages)
+        times.append(time.perf_counter() - started)
+        report = result.report
+    assert report is not None, "repeats must be at least 1"
+    return OurRun(tuple(times), out, tuple(stub.prompts), report)

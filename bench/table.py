@@ -1,0 +1,198 @@
+"""Markdown tables of the results: readable in a terminal and pasted as-is into the docs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench.measure import CaseResult
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the tables: a single case, or several summed (the real sessions)."""
+
+    label: str
+    messages: int
+    tokens_before: int
+    window: str
+    hermes_s: float
+    cold_s: float
+    cached_s: float
+    hermes_tokens_after: int | None
+    ours_tokens_after: int | None
+    hermes_in_max: int
+    hermes_in_total: int
+    hermes_calls: int
+    ours_in_max: int
+    ours_in_total: int
+    ours_calls: int
+    ours_budget: int
+    hermes_violations: int
+    ours_violations: int
+
+
+def row_of(r: CaseResult) -> Row:
+    return Row(
+        label=r.name,
+        messages=r.messages_before,
+        tokens_before=r.tokens_before,
+        window=f"{r.context_length:,}",
+        hermes_s=r.hermes.median_s,
+        cold_s=r.ours_cold_s,
+        cached_s=r.ours.median_s,
+        hermes_tokens_after=r.hermes.tokens_after,
+        ours_tokens_after=r.ours.tokens_after,
+        hermes_in_max=r.hermes.summarizer_input.max_tokens,
+        hermes_in_total=r.hermes.summarizer_input.total_tokens,
+        hermes_calls=r.hermes.summarizer_input.calls,
+        ours_in_max=r.ours.summarizer_input.max_tokens,
+        ours_in_total=r.ours.summarizer_input.total_tokens,
+        ours_calls=r.ours.summarizer_input.calls,
+        ours_budget=r.ours_budget_tokens,
+        hermes_violations=len(r.hermes.violations),
+        ours_violations=len(r.ours.violations),
+    )
+
+
+def summed_row(label: str, results: Sequence[CaseResult]) -> Row:
+    """Times and tokens summed over the cases; summarizer input: the largest single call."""
+    rows = [row_of(r) for r in results]
+    return Row(
+        label=label,
+        messages=sum(r.messages for r in rows),
+        tokens_before=sum(r.tokens_before for r in rows),
+        window="each at 85%",
+        hermes_s=sum(r.hermes_s for r in rows),
+        cold_s=sum(r.cold_s for r in rows),
+        cached_s=sum(r.cached_s for r in rows),
+        hermes_tokens_after=_sum_or_none([r.hermes_tokens_after for r in rows]),
+        ours_tokens_after=_sum_or_none([r.ours_tokens_after for r in rows]),
+        hermes_in_max=max(r.hermes_in_max for r in rows),
+        hermes_in_total=sum(r.hermes_in_total for r in rows),
+        hermes_calls=sum(r.hermes_calls for r in rows),
+        ours_in_max=max(r.ours_in_max for r in rows),
+        ours_in_total=sum(r.ours_in_total for r in rows),
+        ours_calls=sum(r.ours_calls for r in rows),
+        ours_budget=min(r.ours_budget for r in rows),
+        hermes_violations=sum(r.hermes_violations for r in rows),
+        ours_violations=sum(r.ours_violations for r in rows),
+    )
+
+
+def _sum_or_none(values: Sequence[int | None]) -> int | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def main_rows(results: Sequence[CaseResult]) -> list[Row]:
+    rows = [row_of(r) for r in results if r.group == "generated"]
+    real = [r for r in results if r.group == "real"]
+    if real:
+        rows.append(summed_row(f"real sessions ({len(real)}, summed)", real))
+    rows += [row_of(r) for r in results if r.group == "long"]
+    return rows
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f}"
+
+
+def _ratio(hermes_s: float, ours_s: float) -> str:
+    return f"{hermes_s / ours_s:.2f}x" if ours_s > 0 else "n/a"
+
+
+def _int(value: int | None) -> str:
+    return "unparseable" if value is None else f"{value:,}"
+
+
+def markdown(header: Sequence[str], lines: Sequence[Sequence[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(line) + " |" for line in lines]
+    return "\n".join(out)
+
+
+def time_table(rows: Sequence[Row]) -> str:
+    header = (
+        "case",
+        "messages",
+        "tokens before",
+        "window",
+        "Hermes ms",
+        "ours cold ms",
+        "ours cached ms",
+        "Hermes ÷ ours cached",
+        "Hermes ÷ ours cold",
+    )
+    lines = [
+        (
+            r.label,
+            f"{r.messages:,}",
+            f"{r.tokens_before:,}",
+            r.window,
+            _ms(r.hermes_s),
+            _ms(r.cold_s),
+            _ms(r.cached_s),
+            _ratio(r.hermes_s, r.cached_s),
+            _ratio(r.hermes_s, r.cold_s),
+        )
+        for r in rows
+    ]
+    return markdown(header, lines)
+
+
+def size_table(rows: Sequence[Row]) -> str:
+    header = (
+        "case",
+        "tokens after Hermes",
+        "tokens after ours",
+        "summ. input Hermes: largest call / total (calls)",
+        "summ. input ours: largest call / total (calls)",
+        "our budget",
+        "violations Hermes",
+        "violations ours",
+    )
+    lines = [
+        (
+            r.label,
+            _int(r.hermes_tokens_after),
+            _int(r.ours_tokens_after),
+            f"{r.hermes_in_max:,} / {r.hermes_in_total:,} ({r.hermes_calls})",
+            f"{r.ours_in_max:,} / {r.ours_in_total:,} ({r.ours_calls})",
+            f"{r.ours_budget:,}",
+            str(r.hermes_violations),
+            str(r.ours_violations),
+        )
+        for r in rows
+    ]
+    return markdown(header, lines)
+
+
+def real_detail_table(results: Sequence[CaseResult]) -> str:
+    """One line per real session."""
+    return time_table([row_of(r) for r in results if r.group == "real"])
+
+
+def violation_listing(results: Sequence[CaseResult]) -> str:
+    """Violations by side and kind, with the first example of each."""
+    lines: list[str] = []
+    for side in ("hermes", "ours"):
+        kinds: Counter[str] = Counter()
+        example: dict[str, str] = {}
+        for r in results:
+            for v in getattr(r, side).violations:
+                kinds[v.kind] += 1
+                example.setdefault(v.kind, f"{r.name}: {v}")
+        for kind, count in sorted(kinds.items()):
+            lines.append(f"- {side}: {kind} x {count} (e.g. {example[kind]})")
+    return "\n".join(lines) if lines else "- none on either side"
+
+
+def notes_listing(results: Sequence[CaseResult]) -> str:
+    lines = [
+        f"- {side} on {r.name}: {'; '.join(getattr(r, side).notes)}"
+        for r in results
+        for side in ("hermes", "ours")
+        if getattr(r, side).notes
+    ]
+    return "\n".join(lines) if lines else "- none"
