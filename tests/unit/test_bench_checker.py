@@ -105,6 +105,16 @@ def test_latest_user_message_merged_into_the_summary_is_caught() -> None:
     assert kinds(after) == ["latest_user_changed"]
 
 
+def test_latest_user_message_left_only_in_the_summary_is_caught() -> None:
+    after = [GOOD_AFTER[0], user("s"), says("[summary] the user said go")]
+    assert kinds(after) == ["latest_user_changed"]
+
+
 def test_latest_user_message_lost_is_caught() -> None:
-    after = [GOOD_AFTER[0], says("[summary] the user said go")]
+    after = [GOOD_AFTER[0], user("s"), says("[summary] the user asked for something")]
     assert kinds(after) == ["latest_user_lost"]
+
+
+def test_a_summary_after_the_verbatim_latest_user_message_is_allowed() -> None:
+    after = [GOOD_AFTER[0], user("go"), says("x"), user("[summary] the user said go")]
+    assert kinds(after) == []
