@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 # A real local OpenAI chat-completions server with scripted answers (tests/support/fake_openai.py).
 from tests.support.fake_openai import fake_openai  # noqa: F401
 from worker.compressor.tokens import TokenCounter
 from worker.encodings import counter_for_model
 from worker.redis_server import RedisServer
+from worker.store.db import Database, migrate
 
 # CI runs thousands of generated transcripts per property; a local run stays quick.
 settings.register_profile(
@@ -32,3 +39,77 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     """A private redis-server for the whole test session (never the machine's shared one)."""
     with RedisServer(tmp_path_factory.mktemp("redis"), appendonly=False) as server:
         yield server
+
+
+# ---------------------------------------------------------------------------------------------
+# Databases: every store test runs on SQLite and, when COMPACTION_TEST_POSTGRES_URL is set (CI
+# sets it), on PostgreSQL in a schema of its own for this test session, dropped at the end.
+
+POSTGRES_URL_ENV = "COMPACTION_TEST_POSTGRES_URL"
+
+
+def _postgres_unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true but PostgreSQL is unusable: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A migrated, private schema on the test PostgreSQL (search_path points at it)."""
+    base = os.environ.get(POSTGRES_URL_ENV)
+    if not base:
+        _postgres_unavailable(f"{POSTGRES_URL_ENV} is not set")
+        return
+    schema = f"cq_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base, connect_args={"connect_timeout": 5})
+    try:
+        with admin.begin() as conn:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    except SQLAlchemyError as exc:  # cannot reach it: fail in CI, skip elsewhere
+        admin.dispose()
+        _postgres_unavailable(f"cannot reach {make_url(base).host}: {exc}")
+        return
+    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+    rendered = url.render_as_string(hide_password=False)
+    try:
+        migrate(rendered)
+        yield rendered
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite file, copied for each test (faster than migrating each time)."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "template.db"
+    migrate(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A migrated, empty database: a fresh SQLite file, or the session's PostgreSQL schema
+    (its tables are emptied after each test)."""
+    if request.param == "sqlite":
+        path = tmp_path / "compaction.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite:///{path}"
+        return
+    url: str = request.getfixturevalue("postgres_url")
+    yield url
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("TRUNCATE jobs, messages, sessions"))
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def db(database_url: str) -> Iterator[Database]:
+    database = Database(database_url)
+    yield database
+    database.dispose()
