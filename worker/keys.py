@@ -9,6 +9,10 @@ SWEEP_TASK = "compaction.sweep_idle_sessions"
 REAP_TASK = "compaction.reap_stuck_jobs"
 CALLBACK_TASK = "compaction.deliver_callback"
 
+# kombu's Redis transport keeps a queue's waiting messages in a list named after the queue and
+# every delivered, not yet acknowledged message in this hash (the reaper looks in both).
+BROKER_UNACKED = "unacked"
+
 _PREFIX = "compaction:"
 
 
