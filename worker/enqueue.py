@@ -1,13 +1,32 @@
-"""The one place that sends the compaction task to the broker."""
+"""The one place that sends tasks to the broker on behalf of a job."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from worker import keys
-from worker.celery_app import celery_app
 
 
-def enqueue_job(job_id: str, *, countdown_s: float | None = None) -> None:
-    """Send ``compact_session(job_id)``; the Celery task id is the job id, so Flower shows it."""
-    celery_app.send_task(
+def _app(app: Any) -> Any:
+    if app is not None:
+        return app
+    from worker.celery_app import celery_app
+
+    return celery_app
+
+
+def enqueue_job(job_id: str, *, countdown_s: float | None = None, app: Any = None) -> None:
+    """Send ``compact_session(job_id)``; the Celery task id is the job id, so Flower shows it.
+
+    Args:
+        app: the Celery app to send with; this process's ``celery_app`` by default (a worker's
+            runtime passes its own, so tests can point one at a private broker).
+    """
+    _app(app).send_task(
         keys.COMPACT_TASK, args=[job_id], task_id=job_id, queue=keys.QUEUE, countdown=countdown_s
     )
+
+
+def enqueue_callback(job_id: str, *, app: Any = None) -> None:
+    """Send ``deliver_callback(job_id)`` for a finished job whose session wants a callback."""
+    _app(app).send_task(keys.CALLBACK_TASK, args=[job_id], queue=keys.QUEUE)

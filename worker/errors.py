@@ -4,6 +4,7 @@
     ├── LockError
     │   ├── LockBusyError           another job holds the session's lock: defer, never overlap
     │   └── LockLostError           our lease expired or was taken over: abort, write nothing
+    ├── JobDeadlineError            the job ran past its soft time limit (error_class "timeout")
     ├── CallbackDeliveryError       the callback endpoint failed (HTTP status or transport)
     └── LaunchError                 a component of the stack could not start (busy port, no URL)
 
@@ -37,6 +38,12 @@ class LockLostError(LockError):
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         super().__init__(f"lost the lock on session {session_id!r}")
+
+
+class JobDeadlineError(WorkerError):
+    """The job ran past its soft time limit; it fails with error_class ``timeout``."""
+
+    error_class = "timeout"
 
 
 class CallbackDeliveryError(WorkerError):

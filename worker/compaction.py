@@ -1,0 +1,240 @@
+"""One compaction job, start to finish: load, check, lock, compress, save, notify.
+
+``run_job`` is the body of the ``compact_session`` task. It returns the job's telemetry or
+raises; ``decide`` is the one place that says what an exception means (retry, defer, fail),
+and the task acts on it. Redelivery is safe at every step: a finished job returns its telemetry
+and does nothing, the per-session lock keeps two attempts from overlapping, and the store
+fences every write by attempt, so a stale attempt cannot finish or write back a job.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any
+
+import redis
+import sqlalchemy.exc
+from celery.exceptions import SoftTimeLimitExceeded
+from kombu.exceptions import OperationalError as BrokerError
+
+from worker import cooldowns
+from worker.compressor import compress
+from worker.compressor.config import CompressConfig
+from worker.compressor.messages import parse_messages
+from worker.compressor.report import CompactionReport, CompactionResult
+from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
+from worker.encodings import counter_for_model
+from worker.enqueue import enqueue_callback
+from worker.errors import JobDeadlineError, LockBusyError, LockLostError
+from worker.locks import Lease, session_lock
+from worker.runtime import Runtime
+from worker.store import jobs
+from worker.store.errors import JobFencedError
+from worker.store.models import JobRow
+from worker.store.sessions import get_session
+
+log = logging.getLogger(__name__)
+
+# Operational trouble that a later attempt can get past: a database or broker that is down,
+# restarting or locked. Everything else is a property of the job and will not change.
+RETRYABLE: tuple[type[BaseException], ...] = (
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    redis.ConnectionError,
+    redis.TimeoutError,
+    BrokerError,
+)
+
+
+class Decision(Enum):
+    RETRY = "retry"  # operational: try again with backoff, up to max_job_attempts
+    DEFER = "defer"  # the session is locked by another job: try again later, never overlap
+    FENCED = "fenced"  # another attempt owns the job now: stop, write nothing
+    FAIL = "fail"  # the job fails with the exception's class; the exception propagates
+
+
+def decide(exc: BaseException) -> Decision:
+    """What an exception out of ``run_job`` means. Timeouts never get here (they fail inside)."""
+    if isinstance(exc, LockBusyError):
+        return Decision.DEFER
+    if isinstance(exc, JobFencedError):
+        return Decision.FENCED
+    if isinstance(exc, RETRYABLE):
+        return Decision.RETRY
+    return Decision.FAIL
+
+
+def run_job(rt: Runtime, job_id: str, *, worker: str) -> dict[str, Any]:
+    """Compact the job's session once; the job's telemetry (also for a job already done)."""
+    job = jobs.get_job(rt.db, job_id=job_id)
+    if job.status in jobs.FINISHED_STATUSES:
+        return jobs.job_telemetry(job)  # a redelivered message: the work is done
+    # Only a job nobody has started may be skipped here; a running one is a redelivery.
+    if job.status == "queued" and not job.force and _cooling_down(rt, job.session_id):
+        row = jobs.finish_job(
+            rt.db, job_id=job_id, attempt=job.attempt, status="skipped",
+            skip_reason="cooldown", worker=worker,
+        )  # fmt: skip
+        return finished(rt, row)
+    with session_lock(rt.redis, job.session_id, rt.settings.lock_ttl_s, owner=job_id) as lease:
+        claim = jobs.claim_job(rt.db, job_id=job_id, worker=worker)
+        if claim is None:
+            return jobs.job_telemetry(jobs.get_job(rt.db, job_id=job_id))
+        row = _run_claimed(rt, claim, lease)
+    return finished(rt, row)
+
+
+def _cooling_down(rt: Runtime, session_id: str) -> bool:
+    endpoint = cooldowns.endpoint_id(rt.settings)
+    return cooldowns.active_cooldown(rt.redis, session_id=session_id, endpoint=endpoint) is not None
+
+
+def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
+    settings = rt.settings
+    if claim.attempt > settings.max_job_attempts:
+        # Delivered again and again without finishing: each attempt killed its worker.
+        return _fail(rt, claim, "too_many_attempts", f"claimed {claim.attempt} times")
+    started = time.monotonic()
+    try:
+        result = compress_claim(rt, claim, deadline=started + settings.job_soft_time_limit_s)
+    except (JobDeadlineError, SoftTimeLimitExceeded):
+        return _fail(rt, claim, "timeout", f"ran past {settings.job_soft_time_limit_s}s")
+    except Exception as exc:
+        if decide(exc) is Decision.FAIL:
+            finished(rt, _fail(rt, claim, type(exc).__name__, str(exc)))
+        raise
+    record_summarizer_outcome(rt, claim.session_id, result.report)
+    timings = jobs.Timings(run_ms=_ms_since(started), llm_ms=result.report.llm_ms)
+    try:
+        lease.ensure_held()
+    except LockLostError as exc:
+        return jobs.finish_job(
+            rt.db, job_id=claim.job_id, attempt=claim.attempt, status="aborted",
+            error_class="lock_lost", error=str(exc), timings=timings,
+        )  # fmt: skip
+    return jobs.write_back(
+        rt.db, job_id=claim.job_id, attempt=claim.attempt, result=result, timings=timings,
+        thrash_strikes=settings.thrash_strikes,
+        ineffective_savings_pct=settings.ineffective_savings_pct,
+    )  # fmt: skip
+
+
+def compress_claim(rt: Runtime, claim: jobs.JobClaim, *, deadline: float) -> CompactionResult:
+    """Run the core on the claimed snapshot."""
+    settings = rt.settings
+    config = CompressConfig(
+        context_length=claim.context_length,
+        summarizer_context_tokens=settings.summary_context_length,
+        min_messages=settings.min_messages,
+        ineffective_savings_pct=settings.ineffective_savings_pct,
+        thrash_strikes=settings.thrash_strikes,
+    )
+    return compress(
+        parse_messages(claim.messages),
+        config=config,
+        summarizer=DeadlineSummarizer(rt.summarizer, deadline=deadline),
+        counter=counter_for_model(claim.model),
+        today=datetime.now(UTC).date(),
+        token_counts=claim.token_counts,
+        focus_topic=claim.focus_topic,
+        previous_summary=claim.previous_summary,
+        compaction_count=claim.compaction_count,
+        recent_savings_pct=claim.recent_savings_pct,
+    )
+
+
+@dataclass(frozen=True)
+class DeadlineSummarizer:
+    """Refuses to start a summarizer call once the job's soft time limit has passed.
+
+    The threads pool cannot interrupt a running task, so the deadline is checked where the
+    time goes: before each call to the LLM (each call is bounded by the client's own timeout).
+    """
+
+    inner: Summarizer
+    deadline: float  # time.monotonic()
+    clock: Callable[[], float] = time.monotonic
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def is_llm(self) -> bool:
+        return self.inner.is_llm
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        if self.clock() >= self.deadline:
+            raise JobDeadlineError("the job's soft time limit passed before a summarizer call")
+        return self.inner.summarize(request)
+
+
+def record_summarizer_outcome(rt: Runtime, session_id: str, report: CompactionReport) -> None:
+    """A failed summarizer puts the session (maybe the endpoint) on cooldown; a summary clears it."""
+    endpoint = cooldowns.endpoint_id(rt.settings)
+    if report.error_class is not None:
+        cooldowns.record_failure(
+            rt.redis, settings=rt.settings, session_id=session_id, endpoint=endpoint,
+            error_class=report.error_class,
+        )  # fmt: skip
+    elif report.summarizer_calls > 0:
+        cooldowns.record_success(rt.redis, session_id=session_id, endpoint=endpoint)
+
+
+def finished(rt: Runtime, row: JobRow) -> dict[str, Any]:
+    """After a job finishes: queue its callback if the session wants one; its telemetry."""
+    notify(rt, row)
+    return jobs.job_telemetry(row)
+
+
+def notify(rt: Runtime, row: JobRow) -> None:
+    try:
+        if get_session(rt.db, session_id=row.session_id).callback_url is None:
+            return
+        enqueue_callback(row.id, app=rt.celery)
+    except RETRYABLE as exc:
+        # The job is done; a callback that cannot even be queued must not undo that.
+        log.warning("could not queue the callback of job %s: %s", row.id, exc)
+
+
+def _fail(rt: Runtime, claim: jobs.JobClaim, error_class: str, error: str) -> JobRow:
+    return jobs.finish_job(
+        rt.db, job_id=claim.job_id, attempt=claim.attempt, status="failed",
+        error_class=error_class, error=error[:2000],
+    )  # fmt: skip
+
+
+def fail_job(rt: Runtime, job_id: str, exc: BaseException) -> dict[str, Any] | None:
+    """Give up on a job after its retries: failed with the exception's class, if still open."""
+    job = jobs.get_job(rt.db, job_id=job_id)
+    if job.status in jobs.FINISHED_STATUSES:
+        return jobs.job_telemetry(job)
+    try:
+        row = jobs.finish_job(
+            rt.db, job_id=job_id, attempt=job.attempt, status="failed",
+            error_class=type(exc).__name__, error=str(exc)[:2000],
+        )  # fmt: skip
+    except JobFencedError:
+        return None  # an attempt started meanwhile; it owns the outcome
+    return finished(rt, row)
+
+
+def _ms_since(start: float) -> float:
+    return (time.monotonic() - start) * 1000.0
+
+
+def give_up_locked(rt: Runtime, job_id: str, *, worker: str) -> dict[str, Any]:
+    """The session stayed locked past every wait: skip a job nobody started, with a reason."""
+    job = jobs.get_job(rt.db, job_id=job_id)
+    if job.status != "queued":
+        return jobs.job_telemetry(job)  # done, or running under another attempt that owns it
+    row = jobs.finish_job(
+        rt.db, job_id=job_id, attempt=job.attempt, status="skipped",
+        skip_reason="locked", worker=worker,
+    )  # fmt: skip
+    return finished(rt, row)

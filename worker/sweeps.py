@@ -1,0 +1,161 @@
+"""What beat runs: the nightly sweep of idle sessions and the stuck-job reaper.
+
+The sweep catches sessions that grew large and then went quiet, so they are compact when their
+user comes back; it applies the same hygiene decision as the API, with its own (lower)
+threshold. The reaper repairs what crashes leave behind: a ``running`` job whose worker is gone
+keeps its session from ever getting another job, and a ``queued`` job whose message never
+reached the broker would wait forever.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import redis
+
+from worker import hygiene, keys
+from worker.cooldowns import active_cooldown, endpoint_id
+from worker.enqueue import enqueue_job
+from worker.runtime import Runtime
+from worker.store import jobs
+from worker.store.errors import JobFencedError, OpenJobExistsError
+from worker.store.models import SessionRow
+from worker.store.sessions import effective_tokens
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPick:
+    session_id: str
+    tokens: int
+    threshold_tokens: int
+    idle_since: datetime
+    job_id: str | None  # None in a dry run
+
+
+def sweep_idle_sessions(
+    rt: Runtime, *, dry_run: bool = False, now: datetime | None = None
+) -> list[SweepPick]:
+    """Queue ``trigger="sweep"`` jobs for idle, large sessions (at most one batch); the picks."""
+    s = rt.settings
+    candidates = jobs.idle_sessions(
+        rt.db,
+        idle_for=timedelta(hours=s.sweep_idle_hours),
+        min_utilization=s.sweep_threshold,
+        limit=s.sweep_batch_limit,
+        now=now,
+    )
+    picks = []
+    for session in candidates:
+        decision = _sweep_decision(rt, session, now=now)
+        if decision is None:
+            continue
+        job_id = None if dry_run else _create_and_enqueue(rt, session.id)
+        if dry_run or job_id is not None:
+            tokens = effective_tokens(session)
+            idle_since = session.last_activity_at
+            picks.append(
+                SweepPick(session.id, tokens, decision.threshold_tokens, idle_since, job_id)
+            )
+    log.info("idle sweep: %d of %d candidates %s", len(picks), len(candidates),
+             "would be queued" if dry_run else "queued")  # fmt: skip
+    return picks
+
+
+def _sweep_decision(
+    rt: Runtime, session: SessionRow, *, now: datetime | None
+) -> hygiene.Decision | None:
+    """The hygiene decision at the sweep's threshold, when it says enqueue."""
+    if session.last_compacted_at is not None and session.last_compacted_at >= (
+        session.last_activity_at
+    ):
+        return None  # nothing happened since its last compaction
+    s = rt.settings
+    state = jobs.hygiene_state(rt.db, session_id=session.id, now=now)
+    decision = hygiene.decide(
+        tokens=effective_tokens(state.session),
+        context_length=state.session.context_length,
+        threshold=s.sweep_threshold,
+        active_messages=state.session.message_count,
+        min_messages=s.min_messages,
+        open_job_id=state.open_job_id,
+        cooldown=active_cooldown(rt.redis, session_id=session.id, endpoint=endpoint_id(s)),
+        ineffective_count=state.session.ineffective_count,
+        thrash_until_tokens=state.session.thrash_until_tokens,
+        thrash_strikes=s.thrash_strikes,
+        auto_jobs_last_hour=state.auto_jobs_last_hour,
+        max_auto_per_hour=s.max_auto_compactions_per_hour,
+    )
+    return decision if decision.enqueue else None
+
+
+def _create_and_enqueue(rt: Runtime, session_id: str) -> str | None:
+    try:
+        job = jobs.create_job(rt.db, session_id=session_id, trigger="sweep")
+    except OpenJobExistsError:
+        return None  # the gateway or a manual call got there first
+    # If the broker refuses, the job stays queued and the reaper sends it again later.
+    enqueue_job(job.id, app=rt.celery)
+    return job.id
+
+
+@dataclass
+class Reaped:
+    failed: list[str] = field(default_factory=list)  # running jobs whose worker is gone
+    requeued: list[str] = field(default_factory=list)  # queued jobs the broker did not have
+
+
+def reap_stuck_jobs(rt: Runtime, *, now: datetime | None = None) -> Reaped:
+    """Fail running jobs past the hard limit plus a margin; re-send queued ones the broker lost."""
+    s = rt.settings
+    out = Reaped()
+    stuck_after = timedelta(seconds=s.job_hard_time_limit_s + s.reaper_stuck_margin_s)
+    for job in jobs.stuck_jobs(rt.db, older_than=stuck_after, now=now):
+        if job.status == "running" and _fail_stuck(rt, job.id, job.attempt, stuck_after):
+            out.failed.append(job.id)
+    lost_after = timedelta(seconds=s.reaper_requeue_after_s)
+    for job in jobs.stuck_jobs(rt.db, older_than=lost_after, now=now):
+        if job.status == "queued" and not in_broker(rt.redis, job.id):
+            enqueue_job(
+                job.id, app=rt.celery
+            )  # the task is idempotent: a duplicate finds the job done
+            out.requeued.append(job.id)
+    if out.failed or out.requeued:
+        log.warning("reaper: failed %s, re-sent %s", out.failed, out.requeued)
+    return out
+
+
+def _fail_stuck(rt: Runtime, job_id: str, attempt: int, after: timedelta) -> bool:
+    try:
+        jobs.finish_job(
+            rt.db, job_id=job_id, attempt=attempt, status="failed", error_class="stuck",
+            error=f"still running {after} after it started: its worker is gone",
+        )  # fmt: skip
+    except JobFencedError:
+        return False  # it moved on (finished, or claimed again) since we looked
+    return True
+
+
+def in_broker(client: redis.Redis, job_id: str) -> bool:
+    """Whether a compaction message for ``job_id`` waits in the queue or is out for delivery."""
+    for raw in client.lrange(keys.QUEUE, 0, -1):
+        if _names_job(json.loads(raw), job_id):
+            return True
+    for raw in client.hvals(keys.BROKER_UNACKED):
+        message = json.loads(raw)[0]  # [message, exchange, routing_key]
+        if _names_job(message, job_id):
+            return True
+    return False
+
+
+def _names_job(message: object, job_id: str) -> bool:
+    headers = message.get("headers") if isinstance(message, dict) else None
+    return (
+        isinstance(headers, dict)
+        and headers.get("id") == job_id
+        and headers.get("task") == keys.COMPACT_TASK
+    )
