@@ -20,7 +20,8 @@ from worker.settings import Settings
 Scope = Literal["session", "endpoint"]
 
 _PROTOCOL_CLASSES = frozenset({"protocol_error", "empty_summary"})
-_ENDPOINT_CLASSES = frozenset({"auth", "no_provider", "rate_limited"})
+# The provider itself is unusable (credentials, configuration, rate limit, down), not this input.
+_ENDPOINT_CLASSES = frozenset({"auth", "no_provider", "rate_limited", "connection_error"})
 _STREAK_TTL_S = 3_600
 
 

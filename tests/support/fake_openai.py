@@ -99,8 +99,14 @@ class Reply:
     @classmethod
     def rate_limited(cls, retry_after: str | float | None = None, **kw: Any) -> Reply:
         headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
-        return cls.error(429, message="Rate limit reached", code="rate_limit_exceeded",
-                         type="requests", headers=headers, **kw)  # fmt: skip
+        return cls.error(
+            429,
+            message="Rate limit reached",
+            code="rate_limit_exceeded",
+            type="requests",
+            headers=headers,
+            **kw,
+        )
 
     @classmethod
     def context_too_long(cls, shape: ContextShape = "openai", **kw: Any) -> Reply:
@@ -135,16 +141,40 @@ def context_error_body(shape: ContextShape, prompt_tokens: int, window: int) -> 
     """The 400 body real servers send when the prompt does not fit, in their own shapes."""
     text = f"This model's maximum context length is {window} tokens; you asked {prompt_tokens}."
     if shape == "llamacpp":  # llama.cpp server (tools/server)
-        return {"error": {"code": 400, "message": text, "type": "exceed_context_size_error",
-                          "n_prompt_tokens": prompt_tokens, "n_ctx": window}}  # fmt: skip
+        return {
+            "error": {
+                "code": 400,
+                "message": text,
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": prompt_tokens,
+                "n_ctx": window,
+            }
+        }
     if shape == "vllm":  # vLLM's flat ErrorResponse
-        return {"object": "error", "message": text, "type": "BadRequestError", "param": None,
-                "code": 400}  # fmt: skip
+        return {
+            "object": "error",
+            "message": text,
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }
     if shape == "litellm":  # LiteLLM proxy: code is the status as a string
-        return {"error": {"message": text, "type": "context_length_exceeded", "param": None,
-                          "code": "400"}}  # fmt: skip
-    return {"error": {"message": text, "type": "invalid_request_error", "param": "messages",
-                      "code": "context_length_exceeded"}}  # fmt: skip
+        return {
+            "error": {
+                "message": text,
+                "type": "context_length_exceeded",
+                "param": None,
+                "code": "400",
+            }
+        }
+    return {
+        "error": {
+            "message": text,
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
 
 
 def rough_tokens(messages: list[dict[str, Any]]) -> int:
@@ -372,9 +402,16 @@ class _Handler(BaseHTTPRequestHandler):
             fake.api_key is not None
             and self.headers.get("Authorization") != f"Bearer {fake.api_key}"
         ):
-            self._send_json(401, {"error": {"message": "Incorrect API key provided",
-                                            "type": "invalid_request_error",
-                                            "code": "invalid_api_key"}})  # fmt: skip
+            self._send_json(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
             return
         reply = fake._next_reply(model, list(body.get("messages") or []))
         if not fake._sleep(reply.delay_s):
@@ -413,7 +450,8 @@ class _Handler(BaseHTTPRequestHandler):
         self, status: int, data: bytes, ctype: str, headers: Mapping[str, str] | None = None
     ) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", ctype)
+        if not any(name.lower() == "content-type" for name in headers or {}):
+            self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -465,8 +503,11 @@ def _usage(reply: Reply, body: dict[str, Any], fake: FakeOpenAI) -> dict[str, in
     completion = reply.completion_tokens
     if completion is None:
         completion = (len(reply.text) + len(reply.reasoning or "")) // 4 + 1
-    return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion}  # fmt: skip
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 def _completion(reply: Reply, body: dict[str, Any], fake: FakeOpenAI) -> dict[str, Any]:
@@ -492,8 +533,12 @@ def _events(
 
     ``cut``: only the role chunk and the first piece of content, as when a stream dies early.
     """
-    base = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion.chunk",
-            "created": int(time.time()), "model": body.get("model")}  # fmt: skip
+    base = {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model"),
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
@@ -501,10 +546,14 @@ def _events(
 
     events = [chunk({"role": "assistant", "content": ""})]
     reasoning = reply.reasoning or ""
-    events += [chunk({"reasoning_content": reasoning[i : i + _CHUNK_CHARS]})
-               for i in range(0, len(reasoning), _CHUNK_CHARS)]  # fmt: skip
-    events += [chunk({"content": reply.text[i : i + _CHUNK_CHARS]})
-               for i in range(0, len(reply.text), _CHUNK_CHARS)]  # fmt: skip
+    events += [
+        chunk({"reasoning_content": reasoning[i : i + _CHUNK_CHARS]})
+        for i in range(0, len(reasoning), _CHUNK_CHARS)
+    ]
+    events += [
+        chunk({"content": reply.text[i : i + _CHUNK_CHARS]})
+        for i in range(0, len(reply.text), _CHUNK_CHARS)
+    ]
     if cut:
         return events[:2]
     events.append(chunk({}, reply.finish_reason))

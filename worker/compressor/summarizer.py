@@ -35,7 +35,8 @@ class SummaryResponse:
     input_tokens: int | None = None  # provider-reported usage, when there is one
     output_tokens: int | None = None
     latency_ms: float | None = None
-    # Set when the summary model failed and the main model stood in: the first error's class.
+    # Set when the summary model failed and the main model stood in: the first error, as
+    # "<error_class>: <message>" (the class first, so it can be split off).
     aux_model_failed: str | None = None
 
 
