@@ -1,0 +1,536 @@
+"""Secret redaction: every text that reaches a summarizer or a stored summary passes through here.
+
+Always on (a logging preference must not become a data-sharing preference), pure, and
+idempotent: a marker is never mistaken for a secret, so redacting twice finds nothing more.
+What helps debugging stays (the key name, the vendor prefix, the URL's scheme, host and path,
+the header name); only the secret part becomes ``[REDACTED]``.
+
+The work is a pipeline of passes. Each is guarded by cheap substring "needles", so text without
+e.g. ``://`` never pays for the URL pass, and each pattern starts with a literal or a small
+character class (boundaries are checked after the match, not by a leading look-behind) so the
+regex engine can skip ahead. No pattern nests quantifiers over overlapping classes: matching
+stays linear in the length of the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from worker.compressor.messages import Content, Message, Part, ToolCall
+from worker.compressor.secret_names import (
+    MARKER,
+    MARKER_RE,
+    QUOTES,
+    is_nothing_to_hide,
+    is_secret_name,
+    is_secret_value,
+    unquote,
+)
+
+__all__ = [
+    "MARKER",
+    "PRIVATE_KEY_MARKER",
+    "Redacted",
+    "is_secret_name",
+    "redact_arguments",
+    "redact_message",
+    "redact_text",
+]
+
+PRIVATE_KEY_MARKER = "[REDACTED PRIVATE KEY]"
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    text: str
+    count: int  # secrets replaced
+
+
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    apply: Callable[[str], tuple[str, int]]
+    needles: tuple[str, ...]  # lower-case substrings; none present: the pass is skipped
+
+    def wanted(self, lowered: str) -> bool:
+        for needle in self.needles:  # noqa: SIM110 -- no generator: runs per pass per message
+            if needle in lowered:
+                return True
+        return False
+
+
+def redact_text(text: str) -> Redacted:
+    """Replace every recognized secret in ``text`` with a marker; count the replacements."""
+    if not text:
+        return Redacted(text, 0)
+    lowered = text.lower()
+    total = 0
+    for step in _PASSES:
+        if not step.wanted(lowered):
+            continue
+        text, count = step.apply(text)
+        if count:
+            total += count
+            lowered = text.lower()
+    return Redacted(text, total)
+
+
+# ---------------------------------------------------------------------------------------------
+# Building blocks
+
+Replacer = Callable[[re.Match[str]], str]
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _regex_pass(
+    pattern: re.Pattern[str],
+    replacer: Replacer,
+    *needles: str,
+    gate: re.Pattern[str] | None = None,
+) -> _Pass:
+    """A pass that substitutes ``pattern``; ``gate``, a cheaper pattern, must match first."""
+
+    def apply(text: str) -> tuple[str, int]:
+        if gate is not None and gate.search(text) is None:
+            return text, 0
+        count = 0
+
+        def substitute(match: re.Match[str]) -> str:
+            nonlocal count
+            new = replacer(match)
+            if new != match.group(0):
+                count += 1
+            return new
+
+        return pattern.sub(substitute, text), count
+
+    return _Pass(apply, needles)
+
+
+def _starts_token(text: str, i: int, extra: str = "") -> bool:
+    """Nothing token-like right before ``i``; a JSON escape such as ``\\n`` counts as a break."""
+    if i == 0:
+        return True
+    before = text[i - 1]
+    if before not in _TOKEN_CHARS and before not in extra:
+        return True
+    return before in "nrt" and i >= 2 and text[i - 2] == "\\"
+
+
+def _hide_group(m: re.Match[str], group: str, marker: str = MARKER) -> str:
+    """The match with only ``group`` (the secret) replaced; a value already marked stays."""
+    if MARKER_RE.search(m.group(group)):
+        return m.group(0)
+    start, end = m.start(group) - m.start(), m.end(group) - m.start()
+    whole = m.group(0)
+    return whole[:start] + marker + whole[end:]
+
+
+def _hide_value(m: re.Match[str], group: str = "value") -> str:
+    """Replace a possibly quoted value with a marker inside the same quotes."""
+    _, quote = unquote(m.group(group))
+    return _hide_group(m, group, f"{quote}{MARKER}{quote}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Vendor-prefixed keys: the prefix stays, it tells a reader which vendor's key this was.
+
+# (prefix, body, needle)
+_VENDOR_TOKENS: tuple[tuple[str, str, str], ...] = (
+    (r"sk-(?:ant-|proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_-]{20,}", "sk-"),
+    (r"[sr]k_(?:live|test)_", r"[A-Za-z0-9]{16,}", "k_"),
+    (r"whsec_", r"[A-Za-z0-9+/=]{20,}", "whsec_"),
+    (r"gh[pousr]_", r"[A-Za-z0-9]{30,}", "gh"),
+    (r"github_pat_", r"[A-Za-z0-9_]{30,}", "github_pat_"),
+    (r"xox[abposre]-", r"[A-Za-z0-9-]{10,}", "xox"),
+    (r"xapp-", r"[A-Za-z0-9-]{10,}", "xapp-"),
+    (r"AIza", r"[0-9A-Za-z_-]{30,}", "aiza"),
+    (r"hf_", r"[A-Za-z0-9]{30,}", "hf_"),
+    (r"pypi-", r"[A-Za-z0-9_-]{40,}", "pypi-"),
+    (r"gl(?:pat|dt|rt|ptt|soat|ft|cbt)-", r"[A-Za-z0-9_-]{20,}", "gl"),
+    (r"npm_", r"[A-Za-z0-9]{30,}", "npm_"),
+    (r"gsk_", r"[A-Za-z0-9]{30,}", "gsk_"),
+    (r"pplx-", r"[A-Za-z0-9]{30,}", "pplx-"),
+    (r"r8_", r"[A-Za-z0-9]{30,}", "r8_"),
+    (r"nvapi-", r"[A-Za-z0-9_-]{30,}", "nvapi-"),
+    (r"tvly-", r"[A-Za-z0-9_-]{20,}", "tvly-"),
+    (r"do[por]_v1_", r"[a-f0-9]{40,}", "_v1_"),
+    (r"shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32,}", "shp"),
+    (r"SG\.", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sg."),
+    (r"AGE-SECRET-KEY-1", r"[A-Z0-9]{40,}", "age-secret-key-"),
+    # AWS access key ids: long-term (AKIA), temporary (ASIA) and their kin.
+    (r"A(?:KIA|SIA|BIA|CCA)", r"[A-Z0-9]{16}(?![A-Za-z0-9])", "a"),
+)
+# A lower-case kebab-case body is a name (sk-learn-style), not a random key.
+_KEBAB_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
+def _vendor_replace(m: re.Match[str]) -> str:
+    if not _starts_token(m.string, m.start()) or _KEBAB_RE.fullmatch(m.group("body")):
+        return m.group(0)
+    return m.group("prefix") + MARKER
+
+
+def _vendor_passes() -> list[_Pass]:
+    return [
+        _regex_pass(re.compile(rf"(?P<prefix>{prefix})(?P<body>{body})"), _vendor_replace, needle)
+        for prefix, body, needle in _VENDOR_TOKENS
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Structured secrets: private keys, URLs, headers, JWTs, bot tokens.
+
+# A block cut off before its END line is hidden up to where the base64 stops.
+_PEM = re.compile(
+    r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.*?-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,-]*)",
+    re.DOTALL,
+)
+
+# Userinfo of any URL, databases and brokers included: scheme://user:password@host. The user
+# stays; the password runs to the last "@" of the authority (passwords may hold "@").
+_URL_USERINFO = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/@?#'\"\\<>]*:(?P<pw>[^\s/?#'\"\\<>]+)@"
+    r"(?=[A-Za-z0-9\[._-])"
+)
+
+# Authorization headers: the header name and the scheme stay, the credentials go.
+_AUTH_HEADER = re.compile(
+    r"(?i:(?:proxy-)?authorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?[ \t]*"
+    r"(?:(?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key)[ \t]+)?"
+    r"(?P<cred>[^\s\"'`\\,;]+)"
+)
+_BEARER = re.compile(r"(?i:bearer)[ \t]+(?P<cred>[A-Za-z0-9._~+/=-]{16,})")
+_WORD_RE = re.compile(r"[a-z]{1,15}")
+
+
+def _credential_replace(m: re.Match[str]) -> str:
+    cred = m.group("cred")
+    if not _starts_token(m.string, m.start()) or is_nothing_to_hide(cred):
+        return m.group(0)
+    if _WORD_RE.fullmatch(cred):
+        return m.group(0)  # "the Authorization: Bearer header": prose about a header
+    return _hide_group(m, "cred")
+
+
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
+# Telegram: bot<id>:<secret> anywhere; a bare <id>:<secret> only with the usual "AA" start.
+_TELEGRAM_BOT = re.compile(r"bot\d{6,12}:(?P<tok>[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])")
+_TELEGRAM_BARE = re.compile(r"\d{6,12}:(?P<tok>AA[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])")
+# Discord bot tokens: base64 user id, timestamp, HMAC.
+_DISCORD = re.compile(
+    r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
+)
+
+
+def _whole_token(m: re.Match[str]) -> str:
+    return MARKER if _starts_token(m.string, m.start(), "-.") else m.group(0)
+
+
+def _telegram_replace(m: re.Match[str]) -> str:
+    if not _starts_token(m.string, m.start(), ":"):
+        return m.group(0)
+    return _hide_group(m, "tok")
+
+
+# ---------------------------------------------------------------------------------------------
+# Query parameters, form bodies, command-line flags.
+
+# Names that are secret in a query string whatever their value looks like.
+_PARAM_NAMES = frozenset(
+    {
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "token",
+        "code",
+        "signature",
+        "sig",
+        "key",
+        "api_key",
+        "apikey",
+        "api-key",
+        "secret",
+        "client_secret",
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "auth",
+        "jwt",
+        "session",
+        "sessionid",
+        "session_id",
+        "private_token",
+        "access_key",
+        "secret_key",
+        "x-amz-signature",
+        "x-amz-credential",
+        "x-amz-security-token",
+        "x-goog-signature",
+        "x-goog-credential",
+        "x-goog-security-token",
+        "sv_sig",
+        "oauth_token",
+        "oauth_signature",
+        "otp",
+    }
+)
+_PARAM_VALUE = r"(?P<value>[^&#\s\"'<>\\]+)"
+_QUERY_PARAM = re.compile(rf"[?&](?:amp;)?(?P<name>[A-Za-z0-9_.-]{{1,64}})={_PARAM_VALUE}")
+# The first pair of a form body (client_secret=…&code=…) has no "?" or "&" before it.
+_FORM_HEAD = re.compile(
+    rf"(?P<name>[A-Za-z0-9_.-]{{1,64}})={_PARAM_VALUE}(?=&[A-Za-z0-9_.-]{{1,64}}=)"
+)
+
+
+# Only text with a "name=value&name=" shape pays for the form-body pattern.
+_FORM_GATE = re.compile(r"=[^&\s=]*&[A-Za-z0-9_.-]{1,64}=")
+
+
+def _param_replace(m: re.Match[str]) -> str:
+    name, value = m.group("name"), m.group("value")
+    if name.lower() not in _PARAM_NAMES and not is_secret_name(name):
+        return m.group(0)
+    if MARKER_RE.search(value) or value.startswith(("$", "{", "<", "%(")):
+        return m.group(0)
+    return _hide_group(m, "value")
+
+
+def _form_head_replace(m: re.Match[str]) -> str:
+    if not _starts_token(m.string, m.start(), ".%&?/=-"):
+        return m.group(0)
+    return _param_replace(m)
+
+
+# --password hunter2, --api-key=…; a flag's value never starts with "-" (that is the next flag).
+_CLI_FLAG = re.compile(
+    r"--(?<![A-Za-z0-9_-]--)(?P<name>[A-Za-z0-9][A-Za-z0-9-]{0,40})(?:=|[ \t]+)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\-][^\s\"'\\]*)"
+)
+_CURL_USER = re.compile(r"(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<pw>[^\s\"'\\]+)")
+
+
+def _flag_replace(m: re.Match[str]) -> str:
+    name = m.group("name")
+    if name.startswith("no-") or not is_secret_name(name):
+        return m.group(0)
+    if is_nothing_to_hide(unquote(m.group("value"))[0]):
+        return m.group(0)
+    return _hide_value(m)
+
+
+def _curl_user_replace(m: re.Match[str]) -> str:
+    if not _starts_token(m.string, m.start(), "-"):
+        return m.group(0)
+    return _hide_group(m, "pw")
+
+
+# ---------------------------------------------------------------------------------------------
+# NAME=value, "name": "value", name: value, 'name' => 'value' (env files, JSON, YAML, code).
+# Found from the secret word outwards: scanning every position for a name would be slow.
+
+_SECRET_WORD = re.compile(r"(?i:key|token|secret|passw(?:or)?d|pwd|credential|passphrase)")
+_NAME_CHARS = frozenset(_TOKEN_CHARS | set(".-"))
+_ASSIGNMENT = re.compile(
+    r"(?P<nq>\\?[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,120})(?P=nq)"
+    r"(?P<sep>[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*)"
+    r"(?P<value>\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+    r"|(?:[^\s\"'`,;&<>(){}\[\]\\]|\[REDACTED[^\]\n]{0,40}\])+)"
+)
+
+
+_WORDS = ("key", "token", "secret", "passw", "pwd", "credential", "passphrase")
+
+
+def _secret_word_positions(text: str) -> list[int]:
+    """Where a secret word starts, in order; str.find is far faster than an alternation."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters lower-case to two: positions would shift
+        return [m.start() for m in _SECRET_WORD.finditer(text)]
+    positions: set[int] = set()
+    for word in _WORDS:
+        i = lowered.find(word)
+        while i >= 0:
+            positions.add(i)
+            i = lowered.find(word, i + 1)
+    return sorted(positions)
+
+
+def _redact_assignments(text: str) -> tuple[str, int]:
+    out: list[str] = []
+    pos = count = 0  # text[:pos] is settled
+    for hit in _secret_word_positions(text):
+        start = _name_start(text, hit)
+        if start < pos:
+            continue
+        m = _assignment_at(text, start)
+        if m is None:
+            continue
+        new = _assignment_replace(m)
+        if new != m.group(0):
+            out.append(text[pos : m.start()])
+            out.append(new)
+            pos, count = m.end(), count + 1
+    if not count:
+        return text, 0
+    out.append(text[pos:])
+    return "".join(out), count
+
+
+def _name_start(text: str, i: int) -> int:
+    """Where the name holding the secret word at ``i`` begins."""
+    floor = max(0, i - 120)
+    while i > floor and text[i - 1] in _NAME_CHARS:
+        i -= 1
+    if i >= 1 and text[i - 1] == "\\" and text[i] in "nrt":
+        i += 1  # "\nPASSWORD=…" in JSON-escaped text: the escape is not part of the name
+    while i < len(text) and text[i] in "0123456789.-":
+        i += 1  # --api-key=…, 2.token
+    return i
+
+
+def _assignment_at(text: str, start: int) -> re.Match[str] | None:
+    """The assignment whose name starts at ``start``, its name quoted or bare."""
+    for quote in QUOTES:
+        qstart = start - len(quote)
+        if qstart >= 0 and text.startswith(quote, qstart) and _name_may_start(text, qstart):
+            m = _ASSIGNMENT.match(text, qstart)
+            if m is not None and m.group("nq"):
+                return m
+    return _ASSIGNMENT.match(text, start) if _name_may_start(text, start) else None
+
+
+def _name_may_start(text: str, i: int) -> bool:
+    return i == 0 or text[i - 1] != "$"  # $API_KEY is a reference to the value, not the value
+
+
+def _assignment_replace(m: re.Match[str]) -> str:
+    end = m.end()
+    following = m.string[end] if end < len(m.string) else ""
+    name, value = m.group("name"), m.group("value")
+    if not is_secret_name(name) or not is_secret_value(name, m.group("sep"), value, following):
+        return m.group(0)
+    return _hide_value(m)
+
+
+_PASSES: tuple[_Pass, ...] = (
+    _regex_pass(_PEM, lambda m: PRIVATE_KEY_MARKER, "private key"),
+    *_vendor_passes(),
+    _regex_pass(_JWT, _whole_token, "eyj"),
+    _regex_pass(_URL_USERINFO, lambda m: _hide_group(m, "pw"), "://"),
+    _regex_pass(_AUTH_HEADER, _credential_replace, "authorization"),
+    _regex_pass(_BEARER, _credential_replace, "bearer"),
+    _regex_pass(_TELEGRAM_BOT, _telegram_replace, "bot"),
+    _regex_pass(_TELEGRAM_BARE, _telegram_replace, ":aa"),
+    _regex_pass(_DISCORD, _whole_token, "."),
+    _regex_pass(_QUERY_PARAM, _param_replace, "?", "&"),
+    _regex_pass(_FORM_HEAD, _form_head_replace, "&", gate=_FORM_GATE),
+    _regex_pass(_CURL_USER, _curl_user_replace, "-u", "--user"),
+    _regex_pass(_CLI_FLAG, _flag_replace, "--"),
+    _Pass(_redact_assignments, _WORDS),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages
+
+
+def redact_message(msg: Message) -> tuple[Message, int]:
+    """Redact a message's text, text parts, image URLs, string extras and tool-call arguments.
+
+    Tool-call arguments that were valid JSON stay valid JSON: string leaves are redacted in the
+    parsed value (with their key as context) and the value is serialized again, only if changed.
+    The same message object comes back when nothing was found.
+    """
+    content, count = _redact_content(msg.content)
+    calls: list[ToolCall] = []
+    for call in msg.tool_calls:
+        arguments, n = redact_arguments(call.arguments)
+        count += n
+        calls.append(replace(call, arguments=arguments) if n else call)
+    extra, n = _redact_json(dict(msg.extra), key=None)
+    count += n
+    if not count:
+        return msg, 0
+    return replace(
+        msg, content=content, tool_calls=tuple(calls), extra=extra if n else msg.extra
+    ), count
+
+
+def _redact_content(content: Content) -> tuple[Content, int]:
+    if content is None:
+        return None, 0
+    if isinstance(content, str):
+        red = redact_text(content)
+        return red.text, red.count
+    parts: list[Part] = []
+    total = 0
+    for part in content:
+        new, n = _redact_part(part)
+        parts.append(new)
+        total += n
+    return (tuple(parts) if total else content), total
+
+
+def _redact_part(part: Part) -> tuple[Part, int]:
+    text = part.get("text")
+    if part.get("type") == "text" and isinstance(text, str):
+        red = redact_text(text)
+        return ({**part, "text": red.text} if red.count else part), red.count
+    url = part.get("image_url")
+    if isinstance(url, Mapping) and isinstance(url.get("url"), str):
+        red = _redact_url(url["url"])
+        return ({**part, "image_url": {**url, "url": red.text}} if red.count else part), red.count
+    if isinstance(url, str):
+        red = _redact_url(url)
+        return ({**part, "image_url": red.text} if red.count else part), red.count
+    return part, 0
+
+
+def _redact_url(url: str) -> Redacted:
+    if url.startswith("data:"):
+        return Redacted(url, 0)  # inline image bytes: nothing to find, megabytes to scan
+    return redact_text(url)
+
+
+def redact_arguments(arguments: str) -> tuple[str, int]:
+    """Redact a tool call's JSON arguments, keeping them valid JSON when they were."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        red = redact_text(arguments)
+        return red.text, red.count
+    new, count = _redact_json(value, key=None)
+    if not count:
+        return arguments, 0
+    return json.dumps(new, ensure_ascii=False), count
+
+
+def _redact_json(value: Any, *, key: str | None) -> tuple[Any, int]:
+    if isinstance(value, str):
+        return _redact_leaf(value, key)
+    if isinstance(value, list):
+        items = [_redact_json(v, key=key) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    if isinstance(value, dict):
+        pairs = {k: _redact_json(v, key=str(k)) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, sum(n for _, n in pairs.values())
+    return value, 0
+
+
+def _redact_leaf(value: str, key: str | None) -> tuple[str, int]:
+    """A JSON string leaf: its own text, and the whole of it when its key names a secret."""
+    red = redact_text(value)
+    if key is None or MARKER_RE.search(red.text):
+        return red.text, red.count
+    if key.lower() in ("authorization", "proxy-authorization"):
+        header = redact_text(f"Authorization: {red.text}")
+        return header.text.removeprefix("Authorization: "), red.count + header.count
+    if is_secret_name(key) and is_secret_value(key, ":", json.dumps(value), ""):
+        return MARKER, red.count + 1
+    return red.text, red.count
