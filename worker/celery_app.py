@@ -22,10 +22,15 @@ def broker_url(settings: Settings) -> str:
         return settings.redis_url
     # The embedded launcher exports COMPACTION_REDIS_URL for its children; a component run on
     # its own without one would silently talk to nothing.
-    raise LaunchError(
-        "COMPACTION_REDIS_URL is not set: run `compaction up` (which starts a private "
-        "redis-server) or point it at a Redis server"
+    from worker.launcher import embedded_redis_url
+
+    running = embedded_redis_url(settings)
+    hint = (
+        f"; the `compaction up` running here uses {running}: export COMPACTION_REDIS_URL={running}"
+        if running
+        else ": run `compaction up` (which starts a private redis-server) or point it at a Redis"
     )
+    raise LaunchError(f"COMPACTION_REDIS_URL is not set{hint}")
 
 
 def sweep_schedule(cron: str) -> crontab:

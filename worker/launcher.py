@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import secrets
 import signal
@@ -20,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 import httpx
@@ -46,6 +48,22 @@ def die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != int(expected):  # the launcher died before prctl took effect
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def stack_file(settings: Settings) -> Path:
+    """Where a running ``compaction up`` says what it started (removed when it stops)."""
+    return settings.var_dir / "stack.json"
+
+
+def embedded_redis_url(settings: Settings) -> str | None:
+    """The Redis URL of the ``compaction up`` running from this directory, if one is."""
+    try:
+        info = json.loads(stack_file(settings).read_text())
+        os.kill(int(info["pid"]), 0)  # still running?
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    url = info.get("redis_url")
+    return url if isinstance(url, str) else None
 
 
 def check_port_free(host: str, port: int, variable: str) -> None:
@@ -133,6 +151,7 @@ class Launcher:
                 if not self._wait_ready():
                     return 1
                 self._banner()
+                self._write_stack_file()
                 return self._supervise()
             finally:
                 self._shutdown()
@@ -242,6 +261,16 @@ class Launcher:
             )
         )
 
+    def _write_stack_file(self) -> None:
+        s = self.settings
+        info = {
+            "pid": os.getpid(),
+            "redis_url": self._redis_url,
+            "api": f"http://{s.api_host}:{s.api_port}",
+            "flower": f"http://{s.flower_host}:{s.flower_port}",
+        }
+        stack_file(s).write_text(json.dumps(info, indent=2) + "\n")
+
     # -- supervise and stop ------------------------------------------------------------------
     def _dead_child(self) -> Child | None:
         for child in self._children:
@@ -258,6 +287,7 @@ class Launcher:
         return 0
 
     def _shutdown(self) -> None:
+        stack_file(self.settings).unlink(missing_ok=True)
         for child in self._children:
             child.signal_group(signal.SIGTERM)
         deadline = time.monotonic() + self.stop_grace_s

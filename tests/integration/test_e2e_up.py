@@ -1,0 +1,112 @@
+"""`compaction up` and the single-component commands, run as real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.stack import REPO, descendants, process_exists
+from worker.redis_server import free_port
+
+pytestmark = pytest.mark.integration
+
+
+def bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """No COMPACTION_* from the caller's shell: only what the test sets."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPACTION_", "FLOWER_"))}
+    env.update(PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def compaction(*args: str) -> list[str]:
+    return [sys.executable, "-m", "api.cli", *args]
+
+
+@pytest.mark.parametrize("command", ["worker", "beat", "flower"])
+def test_a_component_without_a_redis_url_says_so(tmp_path: Path, command: str) -> None:
+    done = subprocess.run(
+        compaction(command), cwd=tmp_path, env=bare_env(tmp_path), capture_output=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert b"COMPACTION_REDIS_URL is not set" in done.stderr
+
+
+def test_up_refuses_a_busy_port_before_starting_anything(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = bare_env(tmp_path, COMPACTION_API_PORT=str(port))
+        done = subprocess.run(
+            compaction("up"), cwd=tmp_path, env=env, capture_output=True, timeout=60, check=False
+        )
+    assert done.returncode == 2
+    assert f"port {port}".encode() in done.stderr
+    assert b"COMPACTION_API_PORT" in done.stderr
+    assert not (tmp_path / "var" / "redis").exists()  # nothing was started
+
+
+def test_up_serves_then_sigint_stops_every_child(tmp_path: Path) -> None:
+    api_port, flower_port = free_port(), free_port()
+    env = bare_env(
+        tmp_path, COMPACTION_API_PORT=str(api_port), COMPACTION_FLOWER_PORT=str(flower_port)
+    )
+    log = (tmp_path / "up.log").open("wb")
+    up = subprocess.Popen(
+        compaction("up"), cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: banner_printed(tmp_path), up, tmp_path, timeout_s=120)
+        children = descendants(up.pid)
+        assert len(children) >= 5, children  # redis-server, api, worker, beat, flower
+        assert httpx.get(f"http://127.0.0.1:{api_port}/readyz", timeout=5).status_code == 200
+        user, password = read_flower_credentials(tmp_path)
+        flower_api = f"http://127.0.0.1:{flower_port}/api/workers"
+        assert httpx.get(flower_api, timeout=5).status_code == 401
+        authed = httpx.get(flower_api, auth=(user, password), timeout=10)
+        assert authed.status_code == 200
+
+        up.send_signal(signal.SIGINT)
+        assert up.wait(timeout=60) == 0
+        time.sleep(0.2)
+        assert [pid for pid in children if process_exists(pid)] == []
+        assert (tmp_path / "var" / "compaction.db").exists()
+        assert (tmp_path / "var" / "redis" / "appendonlydir").exists() or any(
+            (tmp_path / "var" / "redis").glob("appendonly*")
+        )
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGKILL)
+            up.wait()
+        log.close()
+
+
+def banner_printed(tmp_path: Path) -> bool:
+    return b"compaction-queue is up" in (tmp_path / "up.log").read_bytes()
+
+
+def read_flower_credentials(tmp_path: Path) -> tuple[str, str]:
+    return "admin", (tmp_path / "var" / "flower-password").read_text().strip()
+
+
+def wait_until(check: object, proc: subprocess.Popen[bytes], tmp_path: Path, *, timeout_s: float) -> None:
+    assert callable(check)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    output = (tmp_path / "up.log").read_text(errors="replace")
+    raise AssertionError(f"compaction up never became ready:\n{output}")
