@@ -23,7 +23,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError as BrokerError
 
 from worker import cooldowns
-from worker.compressor import compress
+from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.messages import parse_messages
 from worker.compressor.report import CompactionReport, CompactionResult
@@ -135,7 +135,7 @@ def compress_claim(rt: Runtime, claim: jobs.JobClaim, *, deadline: float) -> Com
         thrash_strikes=settings.thrash_strikes,
     )
     return compress(
-        parse_messages(claim.messages),
+        parse_messages(list(claim.messages)),
         config=config,
         summarizer=DeadlineSummarizer(rt.summarizer, deadline=deadline),
         counter=counter_for_model(claim.model),

@@ -1,0 +1,255 @@
+"""The compaction job's script, run in-process against a real database and a real Redis.
+
+The summarizer is the only stand-in (for the LLM); everything else is the code the worker runs.
+Real worker processes (redelivery after kill -9, heartbeats) are in test_worker_process.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bench.invariants import check_transcript
+from tests.support.worker_fixtures import (
+    BlockingSummarizer,
+    RaisingSummarizer,
+    close_runtime,
+    private_redis,
+    rt,
+    runtime_for,
+    sample_messages,
+    seed_job,
+    seed_session,
+    settings,
+    token_counts,
+)
+from worker import cooldowns, keys
+from worker.compaction import Decision, decide, run_job
+from worker.compressor.errors import SummarizerAuthError, SummarizerServerError
+from worker.errors import LockBusyError
+from worker.locks import acquire
+from worker.runtime import Runtime
+from worker.settings import Settings
+from worker.store import jobs, sessions
+from worker.store.errors import JobFencedError
+
+pytestmark = pytest.mark.integration
+__all__ = ["private_redis", "rt", "settings"]  # fixtures, imported for pytest
+
+WORKER = "test-host/1"
+
+
+def active(rt: Runtime, session_id: str) -> list[dict[str, Any]]:
+    return [m.message for m in sessions.active_messages(rt.db, session_id=session_id)]
+
+
+def in_background(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, dict[str, Any]]:
+    """Run ``fn`` in a thread; its result or exception lands in the returned dict."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the test, which asserts on it
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread, box
+
+
+@pytest.fixture
+def blocking(settings: Settings) -> Iterator[tuple[Runtime, BlockingSummarizer]]:
+    summarizer = BlockingSummarizer()
+    runtime = runtime_for(settings, summarizer)
+    yield runtime, summarizer
+    summarizer.release.set()
+    close_runtime(runtime)
+
+
+def test_a_job_compacts_its_session_and_reports_telemetry(rt: Runtime) -> None:
+    before = sample_messages()
+    session_id = seed_session(rt.db, messages=before)
+    job_id = seed_job(rt.db, session_id)
+
+    telemetry = run_job(rt, job_id, worker=WORKER)
+
+    assert telemetry["status"] == "succeeded", telemetry
+    assert telemetry["attempt"] == 1 and telemetry["worker"] == WORKER
+    assert telemetry["tokens_after"] < telemetry["tokens_before"]
+    assert telemetry["summarizer"] == "extractive" and telemetry["fallback_used"] is False
+    assert telemetry["run_ms"] > 0 and telemetry["queue_wait_ms"] >= 0
+    after = active(rt, session_id)
+    assert check_transcript(before, after) == []
+    archived = sessions.archived_messages(rt.db, session_id=session_id)
+    assert [m.message for m in archived] == before[: len(archived)]
+    assert {m.archived_by_job for m in archived} == {job_id}
+    assert sessions.get_session(rt.db, session_id=session_id).compaction_count == 1
+
+
+def test_a_finished_job_delivered_again_does_nothing(rt: Runtime) -> None:
+    session_id = seed_session(rt.db)
+    job_id = seed_job(rt.db, session_id)
+    first = run_job(rt, job_id, worker=WORKER)
+    version = sessions.get_session(rt.db, session_id=session_id).version
+
+    again = run_job(rt, job_id, worker="another/2")
+
+    assert again == first
+    row = sessions.get_session(rt.db, session_id=session_id)
+    assert (row.version, row.compaction_count) == (version, 1)
+
+
+def test_cooldown_skips_an_automatic_job_but_not_a_forced_one(rt: Runtime) -> None:
+    session_id = seed_session(rt.db)
+    cooldowns.record_failure(
+        rt.redis, settings=rt.settings, session_id=session_id,
+        endpoint=cooldowns.endpoint_id(rt.settings), error_class="server_error",
+    )  # fmt: skip
+    skipped = run_job(rt, seed_job(rt.db, session_id), worker=WORKER)
+    assert (skipped["status"], skipped["skip_reason"]) == ("skipped", "cooldown")
+    assert sessions.get_session(rt.db, session_id=session_id).compaction_count == 0
+
+    forced = run_job(rt, seed_job(rt.db, session_id, trigger="manual", force=True), worker=WORKER)
+    assert forced["status"] == "succeeded"
+
+
+def test_a_locked_session_defers_the_job_and_leaves_it_queued(rt: Runtime) -> None:
+    session_id = seed_session(rt.db)
+    job_id = seed_job(rt.db, session_id)
+    lease = acquire(rt.redis, session_id, ttl_s=30, owner="another-job")
+    try:
+        with pytest.raises(LockBusyError) as busy:
+            run_job(rt, job_id, worker=WORKER)
+    finally:
+        lease.release()
+    assert decide(busy.value) is Decision.DEFER
+    job = jobs.get_job(rt.db, job_id=job_id)
+    assert (job.status, job.attempt) == ("queued", 0)
+    assert run_job(rt, job_id, worker=WORKER)["status"] == "succeeded"  # the deferred retry
+
+
+def test_a_failing_summarizer_puts_the_session_on_cooldown(settings: Settings) -> None:
+    failing = runtime_for(settings, RaisingSummarizer(SummarizerServerError("502", status=502)))
+    try:
+        session_id = seed_session(failing.db)
+        telemetry = run_job(failing, seed_job(failing.db, session_id), worker=WORKER)
+        assert telemetry["fallback_used"] is True and telemetry["error_class"] == "server_error"
+        endpoint = cooldowns.endpoint_id(settings)
+        cooldown = cooldowns.active_cooldown(
+            failing.redis, session_id=session_id, endpoint=endpoint
+        )
+        assert cooldown is not None and cooldown.error_class == "server_error"
+    finally:
+        close_runtime(failing)
+
+
+def test_an_auth_failure_aborts_and_cools_the_whole_endpoint(settings: Settings) -> None:
+    failing = runtime_for(settings, RaisingSummarizer(SummarizerAuthError("401")))
+    try:
+        session_id = seed_session(failing.db)
+        version = sessions.get_session(failing.db, session_id=session_id).version
+        telemetry = run_job(failing, seed_job(failing.db, session_id), worker=WORKER)
+        assert (telemetry["status"], telemetry["error_class"]) == ("aborted", "auth")
+        assert sessions.get_session(failing.db, session_id=session_id).version == version
+        other = cooldowns.active_cooldown(
+            failing.redis, session_id="any-other", endpoint=cooldowns.endpoint_id(settings)
+        )
+        assert other is not None and other.scope == "endpoint"
+    finally:
+        close_runtime(failing)
+
+
+def test_the_soft_time_limit_fails_the_job_as_timeout(settings: Settings) -> None:
+    slow = runtime_for(settings.model_copy(update={"job_soft_time_limit_s": 0}))
+    try:
+        session_id = seed_session(slow.db)
+        version = sessions.get_session(slow.db, session_id=session_id).version
+        telemetry = run_job(slow, seed_job(slow.db, session_id), worker=WORKER)
+        assert (telemetry["status"], telemetry["error_class"]) == ("failed", "timeout")
+        assert sessions.get_session(slow.db, session_id=session_id).version == version
+    finally:
+        close_runtime(slow)
+
+
+def test_an_unexpected_error_fails_the_job_with_its_class_and_is_raised(
+    settings: Settings,
+) -> None:
+    broken = runtime_for(settings, RaisingSummarizer(ZeroDivisionError("a bug")))
+    try:
+        session_id = seed_session(broken.db)
+        job_id = seed_job(broken.db, session_id)
+        with pytest.raises(ZeroDivisionError) as raised:
+            run_job(broken, job_id, worker=WORKER)
+        assert decide(raised.value) is Decision.FAIL
+        job = jobs.get_job(broken.db, job_id=job_id)
+        assert (job.status, job.error_class, job.error) == ("failed", "ZeroDivisionError", "a bug")
+    finally:
+        close_runtime(broken)
+
+
+def test_a_job_that_lost_its_lock_aborts_without_writing(
+    blocking: tuple[Runtime, BlockingSummarizer],
+) -> None:
+    rt, summarizer = blocking
+    session_id = seed_session(rt.db)
+    version = sessions.get_session(rt.db, session_id=session_id).version
+    thread, box = in_background(run_job, rt, seed_job(rt.db, session_id), worker=WORKER)
+    assert summarizer.started.wait(30)
+    rt.redis.set(keys.session_lock(session_id), "someone-else")  # our lease expired, was taken
+    summarizer.release.set()
+    thread.join(30)
+
+    assert (box["result"]["status"], box["result"]["error_class"]) == ("aborted", "lock_lost")
+    row = sessions.get_session(rt.db, session_id=session_id)
+    assert (row.version, row.compaction_count) == (version, 0)
+
+
+def test_a_stale_attempt_is_fenced_out_and_the_new_one_compacts_once(
+    blocking: tuple[Runtime, BlockingSummarizer],
+) -> None:
+    rt, summarizer = blocking
+    session_id = seed_session(rt.db)
+    job_id = seed_job(rt.db, session_id)
+    thread, box = in_background(run_job, rt, job_id, worker="stalled/1")
+    assert summarizer.started.wait(30)
+    # The stalled worker's lock expires and the redelivered message claims the job again.
+    rt.redis.delete(keys.session_lock(session_id))
+    assert jobs.claim_job(rt.db, job_id=job_id, worker="redelivered/2") is not None
+    summarizer.release.set()
+    thread.join(30)
+
+    assert isinstance(box.get("error"), JobFencedError)
+    assert decide(box["error"]) is Decision.FENCED
+    assert sessions.get_session(rt.db, session_id=session_id).compaction_count == 0
+    done = run_job(rt, job_id, worker="redelivered/2")
+    assert (done["status"], done["attempt"]) == ("succeeded", 3)
+    assert sessions.get_session(rt.db, session_id=session_id).compaction_count == 1
+
+
+def test_turns_appended_while_a_job_runs_follow_the_compacted_part(
+    blocking: tuple[Runtime, BlockingSummarizer],
+) -> None:
+    rt, summarizer = blocking
+    before = sample_messages()
+    session_id = seed_session(rt.db, messages=before)
+    thread, box = in_background(run_job, rt, seed_job(rt.db, session_id), worker=WORKER)
+    assert summarizer.started.wait(30)
+    appended = [
+        {"role": "user", "content": "A new question, asked while the job was running."},
+        {"role": "assistant", "content": "And its answer."},
+    ]
+    sessions.append_messages(
+        rt.db, session_id=session_id, messages=appended, token_counts=token_counts(appended)
+    )
+    summarizer.release.set()
+    thread.join(30)
+
+    assert box["result"]["status"] == "succeeded", box
+    after = active(rt, session_id)
+    assert after[-2:] == appended
+    assert check_transcript([*before, *appended], after) == []
+    assert len(after) < len(before)
