@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 from collections.abc import Sequence
@@ -26,9 +27,11 @@ if __package__ in (None, ""):
 
 from bench import cases as bench_cases
 from bench import hermes_env, table
-from bench.measure import CaseResult, Outcome, median, outcome
-from bench.ours import run_ours
+from bench.hermes_env import HermesProcess
+from bench.measure import CaseResult, median, outcome
+from bench.ours import OurRun, run_once
 from worker.compressor.config import CompressConfig
+from worker.compressor.report import CompactionReport
 from worker.compressor.tokens import TokenCounter
 from worker.encodings import counter_for_model
 
@@ -95,70 +98,80 @@ def hermes_notes(raw: dict[str, Any]) -> list[str]:
     return notes
 
 
-def our_notes(run_report: Any, *, same_output: bool) -> list[str]:
+def our_notes(report: CompactionReport, *, same_output: bool) -> list[str]:
     notes = []
-    if run_report.noop_reason:
-        notes.append(f"no-op: {run_report.noop_reason}")
-    if run_report.fallback_used:
-        notes.append(f"fallback used, {run_report.dropped_count} dropped")
-    if run_report.aborted:
+    if report.noop_reason:
+        notes.append(f"no-op: {report.noop_reason}")
+    if report.fallback_used:
+        notes.append(f"fallback used, {report.dropped_count} dropped")
+    if report.aborted:
         notes.append("aborted")
     if not same_output:
         notes.append("cold and cached runs produced different transcripts")
     return notes
 
 
+SIDES = ("hermes", "cold", "cached")
+
+
 def run_case(
-    case: bench_cases.Case,
-    hermes_raw: dict[str, Any],
-    *,
-    counter: TokenCounter,
-    repeats: int,
+    case: bench_cases.Case, hermes: HermesProcess, *, counter: TokenCounter, repeats: int
 ) -> CaseResult:
-    config = our_config(case, hermes_raw["settings"])
-    common = {
-        "config": config,
-        "encoding": counter.encoding,
-        "summary_text": SUMMARY_TEXT,
-        "repeats": repeats,
-    }
-    cold = run_ours(case.wire, token_counts=None, **common)  # type: ignore[arg-type]
-    cached = run_ours(case.wire, token_counts=case.token_counts, **common)  # type: ignore[arg-type]
-    hermes: Outcome = outcome(
-        before=case.wire,
-        after=hermes_raw["messages"],
-        times_s=hermes_raw["times_s"],
-        prompts=hermes_raw["prompts"],
-        counter=counter,
-        notes=hermes_notes(hermes_raw),
-    )
-    ours = outcome(
-        before=case.wire,
-        after=cached.messages,
-        times_s=cached.times_s,
-        prompts=cached.prompts,
-        counter=counter,
-        notes=our_notes(cached.report, same_output=cold.messages == cached.messages),
-    )
+    """Both sides on one case, their runs interleaved (the order rotates every repeat)."""
+    hermes.load(name=case.name, context_length=case.context_length, messages=case.wire)
+    hermes_runs = [hermes.run(case.name, keep=repeats == 1)]  # its settings map ours
+    config = our_config(case, hermes_runs[0]["settings"])
+    ours: dict[str, list[OurRun]] = {"cold": [], "cached": []}
+    for r in range(repeats):
+        for side in SIDES[r % 3 :] + SIDES[: r % 3]:
+            if side == "hermes" and r > 0:
+                hermes_runs.append(hermes.run(case.name, keep=r == repeats - 1))
+            elif side != "hermes":
+                counts = case.token_counts if side == "cached" else None
+                ours[side].append(
+                    run_once(
+                        case.wire,
+                        config=config,
+                        encoding=counter.encoding,
+                        summary_text=SUMMARY_TEXT,
+                        token_counts=counts,
+                    )
+                )
+    last_hermes, cold, cached = hermes_runs[-1], ours["cold"][-1], ours["cached"][-1]
     return CaseResult(
         name=case.name,
         group=case.group,
         messages_before=len(case.wire),
         tokens_before=case.tokens_before,
         context_length=case.context_length,
-        hermes=hermes,
-        ours=ours,
-        ours_cold_s=median(cold.times_s),
+        hermes=outcome(
+            before=case.wire,
+            after=last_hermes["messages"],
+            times_s=[run["time_s"] for run in hermes_runs],
+            prompts=last_hermes["prompts"],
+            counter=counter,
+            notes=hermes_notes(last_hermes),
+        ),
+        ours=outcome(
+            before=case.wire,
+            after=cached.messages,
+            times_s=[run.seconds for run in ours["cached"]],
+            prompts=cached.prompts,
+            counter=counter,
+            notes=our_notes(cached.report, same_output=cold.messages == cached.messages),
+        ),
+        ours_cold_s=median([run.seconds for run in ours["cold"]]),
         ours_budget_tokens=config.summarizer_context_tokens,
         tail_budget_tokens=config.tail_budget_tokens,
     )
 
 
-def machine_line(hermes_version: str) -> str:
+def machine_line(hermes_version: str, load: tuple[float, float, float]) -> str:
     cpu = _cpu_model()
     return (
         f"{cpu}, {platform.system()} {platform.release()}, Python {platform.python_version()}, "
-        f"tiktoken {version('tiktoken')}, hermes-agent {hermes_version}"
+        f"tiktoken {version('tiktoken')}, hermes-agent {hermes_version}; "
+        f"load average at start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min)"
     )
 
 
@@ -234,6 +247,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    # Other work on the machine skews both sides; the header says how busy it was.
+    load = os.getloadavg()
     counter = counter_for_model(args.model)
     setup_s = hermes_env.ensure_venv()
     if setup_s:
@@ -241,30 +256,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = bench_cases.build_cases(
         counter, sizes=args.sizes, real=not args.no_real, context_length=args.context_length
     )
-    print(f"{len(cases)} cases; running Hermes...", file=sys.stderr)
-    job = {
-        "model": args.model,
-        "repeats": args.repeats,
-        "summary_text": SUMMARY_TEXT,
-        "cases": [
-            {"name": c.name, "context_length": c.context_length, "messages": c.wire} for c in cases
-        ],
-    }
-    hermes = hermes_env.run_hermes_side(job)
-    by_name = {raw["name"]: raw for raw in hermes["cases"]}
-    results = []
-    for case in cases:
-        print(f"ours: {case.name}", file=sys.stderr)
-        results.append(run_case(case, by_name[case.name], counter=counter, repeats=args.repeats))
-    fragment = render(results, header=f"Machine: {machine_line(hermes['hermes_version'])}.")
+    with HermesProcess(model=args.model, summary_text=SUMMARY_TEXT) as hermes:
+        # Untimed warm-up of both sides: first-call costs (lazy imports, regex compiles).
+        run_case(cases[0], hermes, counter=counter, repeats=1)
+        results = []
+        for case in cases:
+            print(f"{case.name}: {len(case.wire):,} messages", file=sys.stderr)
+            results.append(run_case(case, hermes, counter=counter, repeats=args.repeats))
+        hermes_version = hermes.version
+    fragment = render(results, header=f"Machine: {machine_line(hermes_version, load)}.")
     print(fragment)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        raw = {
-            "hermes_version": hermes["hermes_version"],
-            "hermes_settings": {c["name"]: c["settings"] for c in hermes["cases"]},
-            "results": [asdict(r) for r in results],
-        }
+        raw = {"hermes_version": hermes_version, "results": [asdict(r) for r in results]}
         args.json.write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
     if args.update_docs:
         update_docs(fragment)

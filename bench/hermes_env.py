@@ -3,11 +3,12 @@
 Hermes ships as the ``hermes-agent`` wheel with dependencies that overlap ours at other
 versions (fastapi, pydantic, httpx...), so it lives in its own venv, ``bench/.hermes-venv``
 (gitignored), pinned by ``bench/hermes-constraints.txt``. We talk to it only through
-``hermes_side.py`` and JSON files.
+``hermes_side.py``, in JSON lines over a pipe.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -49,17 +50,78 @@ def ensure_venv(venv: Path = VENV_DIR, *, log: Any = print) -> float:
     return time.monotonic() - started
 
 
-def run_hermes_side(job: dict[str, Any], *, venv: Path = VENV_DIR) -> dict[str, Any]:
-    """Run ``hermes_side.py`` in the hermes venv on ``job``; return its parsed results."""
-    with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
-        job_path, out_path, home = Path(tmp, "in.json"), Path(tmp, "out.json"), Path(tmp, "home")
-        home.mkdir()
-        job_path.write_text(json.dumps(job), encoding="utf-8")
+class HermesProcess:
+    """``hermes_side.py`` running in the hermes venv, answering one request at a time."""
+
+    def __init__(self, *, model: str, summary_text: str, venv: Path = VENV_DIR) -> None:
+        self._stack = contextlib.ExitStack()
+        home = self._stack.enter_context(tempfile.TemporaryDirectory(prefix="hermes-bench-"))
         # HERMES_HOME: Hermes reads its config (timezone) from there; keep it off ~/.hermes.
-        env = {**os.environ, "HERMES_HOME": str(home), "PYTHONHASHSEED": "0"}
-        _run([str(venv_python(venv)), str(SIDE_SCRIPT), str(job_path), str(out_path)], env=env)
-        result: dict[str, Any] = json.loads(out_path.read_text(encoding="utf-8"))
-        return result
+        env = {
+            **os.environ,
+            "HERMES_HOME": home,
+            "PYTHONHASHSEED": "0",
+            "PYTHONIOENCODING": "utf-8",
+        }
+        # Outlives this method; the ExitStack closes it in close().
+        stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
+        self._stderr = self._stack.enter_context(stderr)
+        self._proc = subprocess.Popen(
+            [str(venv_python(venv)), str(SIDE_SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            encoding="utf-8",
+            env=env,
+        )
+        hello = self._ask({"model": model, "summary_text": summary_text})
+        self.version = str(hello["hermes_version"])
+
+    def load(self, *, name: str, context_length: int, messages: list[dict[str, Any]]) -> None:
+        self._ask(
+            {"op": "load", "name": name, "context_length": context_length, "messages": messages}
+        )
+
+    def run(self, name: str, *, keep: bool = False) -> dict[str, Any]:
+        """One timed compress of a loaded case; with ``keep``, also its output and prompts."""
+        return self._ask({"op": "run", "name": name, "keep": keep})
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self._proc.stdin is not None and self._proc.stdout is not None  # both are pipes
+        try:
+            self._proc.stdin.write(json.dumps(request) + "\n")
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            raise HermesEnvError(f"hermes side exited early:\n{self._stderr_tail()}") from None
+        line = self._proc.stdout.readline()
+        if not line:
+            raise HermesEnvError(f"hermes side exited early:\n{self._stderr_tail()}")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def _stderr_tail(self) -> str:
+        self._proc.wait(timeout=30)
+        self._stderr.seek(0)
+        return self._stderr.read()[-4000:]
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._stack.close()
+
+    def __enter__(self) -> HermesProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _run(cmd: Sequence[str], *, env: dict[str, str] | None = None) -> None:

@@ -1,10 +1,13 @@
-"""Hermes' own ContextCompressor on the bench cases. Runs under ``bench/.hermes-venv``'s python.
+"""Hermes' own ContextCompressor, served one run at a time. Runs under ``bench/.hermes-venv``.
 
-    python hermes_side.py IN.json OUT.json
+    python hermes_side.py        # JSON lines: requests on stdin, one answer line each on stdout
 
-IN is written by ``compress_vs_hermes.py``: ``{"model", "repeats", "summary_text", "cases":
-[{"name", "context_length", "messages"}]}``. OUT gets, per case, the wall times of ``compress``,
-Hermes' derived settings, the output of the last run and every prompt its summary call was given.
+The first line is ``{"model", "summary_text"}``. Then ``{"op": "load", "name", "context_length",
+"messages"}`` stores a case, and ``{"op": "run", "name", "keep"}`` compresses it once on a fresh
+compressor and answers ``{"time_s", "settings", "fallback_used", "aborted", "dropped_count"}``,
+plus ``messages`` (the output) and ``prompts`` (what the summary call was given) when ``keep``.
+One run per request lets the bench interleave Hermes' runs with ours, so that whatever else
+the machine is doing weighs on both sides alike.
 
 Only the summary LLM call is replaced: ``agent.context_compressor`` calls ``call_llm`` (imported
 from ``agent.auxiliary_client``) once per compaction with the rendered prompt as the one user
@@ -23,9 +26,8 @@ import logging
 import sys
 import time
 from importlib.metadata import version
-from pathlib import Path
-from types import ModuleType, SimpleNamespace
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, TextIO
 
 
 class StubLLM:
@@ -39,11 +41,6 @@ class StubLLM:
         self.prompts.append("\n".join(str(m.get("content", "")) for m in kwargs["messages"]))
         message = SimpleNamespace(content=self.summary_text, role="assistant")
         return SimpleNamespace(choices=[SimpleNamespace(message=message)], usage=None)
-
-
-def new_compressor(cc: ModuleType, *, model: str, context_length: int) -> Any:
-    """Hermes' defaults, the window given explicitly (so nothing is looked up over the network)."""
-    return cc.ContextCompressor(model=model, config_context_length=context_length, quiet_mode=True)
 
 
 def settings_of(compressor: Any) -> dict[str, Any]:
@@ -60,50 +57,69 @@ def settings_of(compressor: Any) -> dict[str, Any]:
     return {name: getattr(compressor, name) for name in names}
 
 
-def run_case(
-    cc: ModuleType, stub: StubLLM, case: dict[str, Any], *, model: str, repeats: int
-) -> dict[str, Any]:
-    times_s: list[float] = []
-    output: list[dict[str, Any]] = []
-    compressor: Any = None
-    for _ in range(repeats):
-        # A fresh compressor and input each run: every run is a first compaction of this session.
+class Server:
+    def __init__(self, cc: Any, *, model: str, stub: StubLLM) -> None:
+        self.cc = cc
+        self.model = model
+        self.stub = stub
+        self.cases: dict[str, dict[str, Any]] = {}
+
+    def load(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.cases[request["name"]] = request
+        return {"ok": True}
+
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        case = self.cases[request["name"]]
+        # A fresh compressor and input each run: every run is a first compaction of the session.
+        # Hermes' defaults, the window given explicitly (so nothing is looked up over a network).
         messages = copy.deepcopy(case["messages"])
-        compressor = new_compressor(cc, model=model, context_length=case["context_length"])
-        stub.prompts.clear()
+        compressor = self.cc.ContextCompressor(
+            model=self.model, config_context_length=case["context_length"], quiet_mode=True
+        )
+        self.stub.prompts.clear()
         gc.collect()
         started = time.perf_counter()
         output = compressor.compress(messages)
-        times_s.append(time.perf_counter() - started)
-    return {
-        "name": case["name"],
-        "times_s": times_s,
-        "settings": settings_of(compressor),
-        "messages": output,
-        "prompts": list(stub.prompts),
-        "fallback_used": compressor._last_summary_fallback_used,
-        "aborted": compressor._last_compress_aborted,
-        "dropped_count": compressor._last_summary_dropped_count,
-    }
+        elapsed = time.perf_counter() - started
+        answer: dict[str, Any] = {
+            "time_s": elapsed,
+            "settings": settings_of(compressor),
+            "fallback_used": compressor._last_summary_fallback_used,
+            "aborted": compressor._last_compress_aborted,
+            "dropped_count": compressor._last_summary_dropped_count,
+        }
+        if request.get("keep"):
+            answer["messages"] = output
+            answer["prompts"] = list(self.stub.prompts)
+        return answer
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    job = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
-    logging.basicConfig(level=logging.ERROR)
-    cc = importlib.import_module("agent.context_compressor")
-    stub = StubLLM(job["summary_text"])
+def serve(requests: TextIO, answers: TextIO) -> None:
+    header = json.loads(requests.readline())
+    cc: Any = importlib.import_module("agent.context_compressor")
+    stub = StubLLM(header["summary_text"])
     cc.call_llm = stub  # the one outside call replaced; see the module docstring
-    results = [
-        run_case(cc, stub, case, model=job["model"], repeats=job["repeats"])
-        for case in job["cases"]
-    ]
-    doc = {"hermes_version": version("hermes-agent"), "cases": results}
-    Path(argv[2]).write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    server = Server(cc, model=header["model"], stub=stub)
+    _answer(answers, {"hermes_version": version("hermes-agent")})
+    for line in requests:
+        request = json.loads(line)
+        handler = server.load if request["op"] == "load" else server.run
+        _answer(answers, handler(request))
+
+
+def _answer(answers: TextIO, doc: dict[str, Any]) -> None:
+    answers.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    answers.flush()
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.ERROR)
+    answers = sys.stdout
+    # Anything Hermes prints goes to stderr, so stdout carries only our answer lines.
+    sys.stdout = sys.stderr
+    serve(sys.stdin, answers)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

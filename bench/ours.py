@@ -43,45 +43,37 @@ class StubSummarizer:
 
 @dataclass(frozen=True, slots=True)
 class OurRun:
-    times_s: tuple[float, ...]
-    messages: list[dict[str, Any]]  # wire output of the last run
-    prompts: tuple[str, ...]  # what the summarizer was handed in the last run
+    seconds: float
+    messages: list[dict[str, Any]]  # the wire output
+    prompts: tuple[str, ...]  # what the summarizer was handed
     report: CompactionReport
 
 
-def run_ours(
+def run_once(
     wire: Sequence[dict[str, Any]],
     *,
     config: CompressConfig,
     encoding: Encoding,
     summary_text: str,
-    repeats: int,
     token_counts: Sequence[int] | None,
 ) -> OurRun:
     """Time wire-in to wire-out (parse, compress, serialize), as the worker does per job.
 
-    Each run gets a fresh TokenCounter, so its memo starts empty: with ``token_counts=None``
-    that is the cold path; with the store's counts it is the path the worker takes.
+    A fresh TokenCounter each run, so its memo starts empty: with ``token_counts=None`` that is
+    the cold path; with the store's per-message counts it is the path the worker takes.
     """
-    times: list[float] = []
-    out: list[dict[str, Any]] = []
     stub = StubSummarizer(summary_text)
-    report: CompactionReport | None = None
-    for _ in range(repeats):
-        stub.prompts.clear()
-        counter = TokenCounter(encoding)
-        gc.collect()
-        started = time.perf_counter()
-        result = compress(
-            parse_messages(list(wire)),
-            config=config,
-            summarizer=stub,
-            counter=counter,
-            today=BENCH_TODAY,
-            token_counts=token_counts,
-        )
-        out = to_wire_list(result.messages)
-        times.append(time.perf_counter() - started)
-        report = result.report
-    assert report is not None, "repeats must be at least 1"
-    return OurRun(tuple(times), out, tuple(stub.prompts), report)
+    counter = TokenCounter(encoding)
+    gc.collect()
+    started = time.perf_counter()
+    result = compress(
+        parse_messages(list(wire)),
+        config=config,
+        summarizer=stub,
+        counter=counter,
+        today=BENCH_TODAY,
+        token_counts=token_counts,
+    )
+    out = to_wire_list(result.messages)
+    elapsed = time.perf_counter() - started
+    return OurRun(elapsed, out, tuple(stub.prompts), result.report)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from bench import cases as bench_cases
 from bench.compress_vs_hermes import DEFAULT_MODEL, SUMMARY_TEXT, our_config
-from bench.ours import run_ours
+from bench.ours import run_once
 from tests.data import real_transcripts
 from worker.encodings import counter_for_model
 
@@ -52,16 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = our_config(case, hermes_like_settings(case.context_length))
     profiler = cProfile.Profile()
     profiler.enable()
-    run = run_ours(
+    run = run_once(
         case.wire,
         config=config,
         encoding=counter.encoding,
         summary_text=SUMMARY_TEXT,
-        repeats=1,
         token_counts=None if args.cold else case.token_counts,
     )
     profiler.disable()
-    print(f"{name} ({'cold' if args.cold else 'cached'}): {run.times_s[0] * 1000:.1f} ms")
+    print(f"{name} ({'cold' if args.cold else 'cached'}): {run.seconds * 1000:.1f} ms")
     stats = pstats.Stats(profiler, stream=sys.stdout).strip_dirs()
     stats.sort_stats("tottime").print_stats(args.top)
     stats.sort_stats("cumulative").print_stats(args.top)
