@@ -9,12 +9,13 @@ so stopping it leaves nothing behind. ``StackProcess.log()`` is what to print wh
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -146,14 +147,34 @@ def start_worker(
     env: Mapping[str, str], log_dir: Path, *, name: str = "worker", concurrency: int = 4
 ) -> StackProcess:
     """A ``compaction worker`` (threads pool), returned once it consumes from the queue."""
-    proc = StackProcess(
-        name,
-        ["worker", f"--concurrency={concurrency}", f"--hostname={name}-%h@test"],
-        env=env,
-        log_dir=log_dir,
-    ).start()
-    proc.wait_for(lambda: " ready." in proc.log(), timeout_s=60, what="worker ready")
-    return proc
+    return start_workers(env, log_dir, names=[name], concurrency=concurrency)[0]
+
+
+def start_workers(
+    env: Mapping[str, str], log_dir: Path, *, names: Iterable[str], concurrency: int = 4
+) -> list[StackProcess]:
+    """Several workers, started together (each takes seconds to import), once all are ready."""
+    procs = [
+        StackProcess(
+            name,
+            ["worker", f"--concurrency={concurrency}", f"--hostname={name}-%h@test"],
+            env=env,
+            log_dir=log_dir,
+        ).start()
+        for name in names
+    ]
+    try:
+        for proc in procs:
+            proc.wait_for(functools.partial(_worker_ready, proc), timeout_s=60, what="worker ready")
+    except BaseException:
+        for proc in procs:
+            proc.stop()
+        raise
+    return procs
+
+
+def _worker_ready(proc: StackProcess) -> bool:
+    return " ready." in proc.log()
 
 
 def start_api(env: Mapping[str, str], log_dir: Path, *, port: int) -> StackProcess:
@@ -189,3 +210,29 @@ def descendants(pid: int) -> list[int]:
         out.extend(children)
         frontier.extend(children)
     return out
+
+
+@contextlib.contextmanager
+def broker(redis_url: str) -> Iterator[Any]:
+    """A Celery app on ``redis_url`` for sending tasks from a test, closed afterwards."""
+    from worker.celery_app import make_celery
+    from worker.settings import Settings
+
+    app = make_celery(Settings(redis_url=redis_url))
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def wait_until(
+    check: Callable[[], bool], *, timeout_s: float, what: str, logs: Iterable[StackProcess] = ()
+) -> None:
+    """Poll ``check``; on timeout fail with the logs of the given processes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    dump = "\n".join(f"--- {p.name} ---\n{p.log()}" for p in logs)
+    raise AssertionError(f"no {what} after {timeout_s}s\n{dump}")
