@@ -14,6 +14,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+# The real API app on the test database with a private Redis broker (tests/api_support.py).
+from tests.api_support import api, authed_api, broker_url  # noqa: F401
+
 # A real local OpenAI chat-completions server with scripted answers (tests/support/fake_openai.py).
 from tests.support.fake_openai import fake_openai  # noqa: F401
 from worker.compressor.tokens import TokenCounter

@@ -123,6 +123,17 @@ def active_messages(
         return load_active(s, session_id=session_id, upto_seq=upto_seq)
 
 
+def session_transcript(db: Database, *, session_id: str) -> tuple[SessionRow, list[StoredMessage]]:
+    """The session and its active transcript, consistent with each other (the session row is
+    share-locked, so no write lands between the two reads)."""
+    with db.read() as s:
+        query = select(SessionRow).where(SessionRow.id == session_id).with_for_update(read=True)
+        row = s.scalars(query).one_or_none()
+        if row is None:
+            raise SessionNotFoundError(session_id)
+        return row, load_active(s, session_id=session_id)
+
+
 def archived_messages(db: Database, *, session_id: str) -> list[StoredMessage]:
     """Every message ever replaced, batch by batch, each with its generation."""
     with db.read() as s:

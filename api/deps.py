@@ -1,0 +1,82 @@
+"""What a request needs, as ``Annotated`` dependencies: the app context, auth, If-Match."""
+
+from __future__ import annotations
+
+import hmac
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import redis
+from fastapi import Depends, Header, Path, Request
+
+from api.errors import ApiProblem
+from api.metrics import ApiMetrics
+from api.schemas import MAX_SESSION_ID_CHARS
+from worker.settings import Settings
+from worker.store.db import Database
+
+
+@dataclass
+class ApiContext:
+    """One per app: made by ``create_app``, closed when the app shuts down."""
+
+    settings: Settings
+    db: Database
+    broker_url: str | None  # None: no broker configured, so nothing can be enqueued
+    redis: redis.Redis | None
+    celery: Any  # untyped library; None without a broker
+    metrics: ApiMetrics
+
+    def close(self) -> None:
+        self.db.dispose()
+        if self.redis is not None:
+            self.redis.close()
+        if self.celery is not None:
+            self.celery.close()
+
+
+def get_context(request: Request) -> ApiContext:
+    context: ApiContext = request.app.state.context
+    return context
+
+
+Context = Annotated[ApiContext, Depends(get_context)]
+
+
+def require_token(request: Request, context: Context) -> None:
+    """Bearer auth on /v1/* when COMPACTION_API_TOKEN is set (constant-time compare)."""
+    token = context.settings.api_token
+    if token is None:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    expected = token.get_secret_value().encode()
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
+        raise ApiProblem(
+            401,
+            "unauthorized",
+            "a valid 'Authorization: Bearer <token>' header is required",
+            headers={"WWW-Authenticate": 'Bearer realm="compaction"'},
+        )
+
+
+_VERSION_TAG = re.compile(r'^\s*(?:W/)?"?(\d{1,18})"?\s*$')
+
+
+def parse_if_match(
+    if_match: Annotated[str | None, Header(description='the version, e.g. "3"')] = None,
+) -> int | None:
+    if if_match is None:
+        return None
+    found = _VERSION_TAG.match(if_match)
+    if found is None:
+        raise ApiProblem(
+            400,
+            "bad-if-match",
+            f'If-Match must name one version, like "3"; got {if_match[:40]!r}',
+        )
+    return int(found.group(1))
+
+
+IfMatch = Annotated[int | None, Depends(parse_if_match)]
+SessionId = Annotated[str, Path(min_length=1, max_length=MAX_SESSION_ID_CHARS)]

@@ -1,0 +1,160 @@
+"""Errors as ``application/problem+json`` (RFC 9457), mapped in one place.
+
+Our own error classes map to statuses through ``ERROR_STATUS`` (a test checks that every
+``StoreError`` and ``CompactionError`` subclass has an entry); HTTP-level refusals of the API
+itself are ``ApiProblem``; FastAPI's validation errors and Starlette's HTTP errors are rendered
+in the same shape, so a client parses one kind of error body.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from worker.compressor.errors import CompactionError, InvalidTranscriptError
+from worker.store.errors import (
+    IntegrityViolationError,
+    JobFencedError,
+    JobNotFoundError,
+    OpenJobExistsError,
+    SessionNotFoundError,
+    StoreError,
+    VersionConflictError,
+)
+
+log = logging.getLogger(__name__)
+PROBLEM_JSON = "application/problem+json"
+
+# status, problem slug (the last part of the ``type`` URI)
+ERROR_STATUS: dict[type[Exception], tuple[int, str]] = {
+    SessionNotFoundError: (404, "session-not-found"),
+    JobNotFoundError: (404, "job-not-found"),
+    VersionConflictError: (412, "version-conflict"),
+    OpenJobExistsError: (409, "job-already-open"),
+    JobFencedError: (409, "job-fenced"),
+    IntegrityViolationError: (409, "constraint-violated"),
+    StoreError: (500, "store-error"),
+    InvalidTranscriptError: (422, "invalid-transcript"),
+    CompactionError: (422, "invalid-input"),
+}
+
+
+def problem_type(slug: str) -> str:
+    return f"urn:compaction-queue:problem:{slug}"
+
+
+class ApiProblem(Exception):
+    """A refusal decided by the API itself (limits, auth, broker down, manual-compaction rules)."""
+
+    def __init__(
+        self,
+        status: int,
+        slug: str,
+        detail: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status, self.slug, self.detail = status, slug, detail
+        self.headers = dict(headers or {})
+        self.extra = dict(extra or {})
+
+
+def problem_response(
+    status: int,
+    slug: str,
+    detail: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> JSONResponse:
+    body = {
+        "type": problem_type(slug),
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        **(extra or {}),
+    }
+    return JSONResponse(
+        body, status_code=status, headers=dict(headers or {}), media_type=PROBLEM_JSON
+    )
+
+
+def status_for(exc: Exception) -> tuple[int, str]:
+    """The nearest mapped class in ``exc``'s MRO decides."""
+    for cls in type(exc).__mro__:
+        if cls in ERROR_STATUS:
+            return ERROR_STATUS[cls]
+    return 500, "internal-error"
+
+
+def _extra_for(exc: Exception) -> tuple[dict[str, str], dict[str, Any]]:
+    if isinstance(exc, VersionConflictError):
+        headers = {} if exc.current_version is None else {"ETag": f'"{exc.current_version}"'}
+        return headers, {"current_version": exc.current_version}
+    if isinstance(exc, OpenJobExistsError):
+        return {}, {"job_id": exc.job_id}
+    return {}, {}
+
+
+async def _our_error(request: Request, exc: Exception) -> JSONResponse:
+    status, slug = status_for(exc)
+    if status >= 500:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    headers, extra = _extra_for(exc)
+    return problem_response(status, slug, str(exc), headers=headers, extra=extra)
+
+
+async def _api_problem(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiProblem)
+    return problem_response(exc.status, exc.slug, exc.detail, headers=exc.headers, extra=exc.extra)
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"loc": _location(err.get("loc", ())), "msg": str(err.get("msg", "invalid"))}
+        for err in exc.errors()
+    ]
+    detail = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors) or "invalid request"
+    return problem_response(422, "validation-error", detail, extra={"errors": errors})
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    slug = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "-")
+    detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).description
+    return problem_response(exc.status_code, slug, detail, headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return problem_response(500, "internal-error", "the server failed; see its log")
+
+
+def _location(loc: object) -> str:
+    """('body', 'messages', 3, 'role') -> 'messages[3].role'; the 'body' prefix says nothing."""
+    parts = list(loc) if isinstance(loc, (list, tuple)) else [loc]
+    if len(parts) > 1 and parts[0] == "body":
+        parts = parts[1:]
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "body"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiProblem, _api_problem)
+    app.add_exception_handler(StoreError, _our_error)
+    app.add_exception_handler(CompactionError, _our_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

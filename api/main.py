@@ -1,0 +1,69 @@
+"""The FastAPI application: ``create_app(settings)``.
+
+Route functions are plain ``def``: FastAPI runs them in its thread pool, so database and broker
+calls never block the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import redis
+from fastapi import FastAPI
+
+from api.deps import ApiContext
+from api.errors import install_error_handlers
+from api.limits import BodyLimitMiddleware
+from api.metrics import ApiMetrics, RequestMetricsMiddleware
+from api.routes import health, jobs, sessions
+from worker.celery_app import make_celery
+from worker.settings import Settings, get_settings
+from worker.store.db import Database
+from worker.store.stats import jobs_by_status
+
+DESCRIPTION = (
+    "Stores chat sessions for a gateway, queues a compaction job when a session reaches the "
+    "hygiene threshold of its model's context window, and serves the compacted transcript "
+    "and each job's telemetry. Errors are application/problem+json."
+)
+
+
+def broker_url(settings: Settings) -> str | None:
+    """COMPACTION_REDIS_URL, else the Redis of a ``compaction up`` running from here."""
+    if settings.redis_url:
+        return settings.redis_url
+    from worker.launcher import embedded_redis_url
+
+    return embedded_redis_url(settings)
+
+
+def build_context(settings: Settings) -> ApiContext:
+    db = Database(settings.database_url)
+    url = broker_url(settings)
+    client = celery = None
+    if url is not None:
+        client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+        celery = make_celery(settings.model_copy(update={"redis_url": url}))
+    metrics = ApiMetrics(lambda: jobs_by_status(db))
+    return ApiContext(settings, db, url, client, celery, metrics)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    context = build_context(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        context.close()
+
+    app = FastAPI(title="compaction-queue", version="1", description=DESCRIPTION, lifespan=lifespan)
+    app.state.context = context
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(sessions.router)
+    app.include_router(jobs.router)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestMetricsMiddleware, metrics=context.metrics)  # outermost: counts 413s
+    return app

@@ -1,0 +1,51 @@
+"""``/v1/jobs``: one job with its telemetry, and pages of jobs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Path, Query
+
+from api.deps import Context, require_token
+from api.schemas import JobOut, JobPage
+from worker.store import jobs
+from worker.store.models import JobRow
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_token)])
+
+JobStatus = Literal["queued", "running", "succeeded", "skipped", "aborted", "failed"]
+
+
+def job_out(row: JobRow) -> JobOut:
+    return JobOut.model_validate(
+        jobs.job_telemetry(row)
+        | {
+            "focus_topic": row.focus_topic,
+            "force": row.force,
+            "upto_seq": row.upto_seq,
+            "version_after": row.version_after,
+            "callback_status": row.callback_status,
+        }
+    )
+
+
+@router.get("/{job_id}", response_model=JobOut)
+def get_job(job_id: Annotated[str, Path(max_length=36)], context: Context) -> JobOut:
+    """The job and its telemetry."""
+    return job_out(jobs.get_job(context.db, job_id=job_id))
+
+
+@router.get("", response_model=JobPage)
+def list_jobs(
+    context: Context,
+    session_id: Annotated[str | None, Query(max_length=255)] = None,
+    status: JobStatus | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    before: Annotated[str | None, Query(max_length=36, description="a job id")] = None,
+) -> JobPage:
+    """Newest first; pass ``next_before`` as ``before`` for the next page."""
+    rows = jobs.list_jobs(
+        context.db, session_id=session_id, status=status, limit=limit, before=before
+    )
+    next_before = rows[-1].id if len(rows) == limit else None
+    return JobPage(jobs=[job_out(r) for r in rows], next_before=next_before)

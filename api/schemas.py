@@ -1,0 +1,137 @@
+"""Request and response bodies of the v1 API.
+
+Messages arrive as a plain JSON list and are validated by the core's parser, which names the
+index and the problem (``messages[3]: a tool message needs a non-empty tool_call_id``); the
+list is stored verbatim once it passed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from worker.hygiene import DecisionName
+
+MAX_SESSION_ID_CHARS = 255
+MAX_MODEL_CHARS = 200
+MAX_URL_CHARS = 2_000
+MAX_FOCUS_CHARS = 2_000
+
+
+class _Body(BaseModel):
+    # A misspelt field ("prompt_token") is an error, not a silently ignored value.
+    model_config = ConfigDict(extra="forbid")
+
+
+class SnapshotIn(_Body):
+    """``PUT /v1/sessions/{id}``: the full transcript."""
+
+    model: str = Field(min_length=1, max_length=MAX_MODEL_CHARS)
+    context_length: int = Field(gt=0, le=100_000_000)
+    messages: list[Any]
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    callback_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+
+    @field_validator("callback_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be an absolute http:// or https:// URL")
+        return value
+
+
+class AppendIn(_Body):
+    """``POST /v1/sessions/{id}/messages``: new turns."""
+
+    messages: list[Any] = Field(min_length=1)
+    prompt_tokens: int | None = Field(default=None, ge=0)
+
+
+class CompactIn(_Body):
+    """``POST /v1/sessions/{id}/compact``: a manual compaction."""
+
+    focus_topic: str | None = Field(default=None, max_length=MAX_FOCUS_CHARS)
+    force: bool = False
+
+
+class HygieneOut(BaseModel):
+    decision: DecisionName
+    job_id: str | None
+
+
+class HygieneAnswer(BaseModel):
+    session_id: str
+    version: int
+    tokens: int
+    threshold_tokens: int
+    utilization: float
+    hygiene: HygieneOut
+
+
+class CompactAccepted(BaseModel):
+    job_id: str
+    status: Literal["queued"]
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    model: str
+    context_length: int
+    version: int
+    tokens: int
+    threshold_tokens: int
+    utilization: float
+    message_count: int
+    compaction_count: int
+    last_activity_at: str
+    last_compacted_at: str | None
+    last_job: dict[str, Any] | None
+
+
+class MessagesOut(BaseModel):
+    version: int
+    messages: list[dict[str, Any]]
+
+
+class ArchivedMessageOut(BaseModel):
+    seq: int
+    generation: int
+    archived_by_job: str | None
+    archived_at: str | None
+    message: dict[str, Any]
+
+
+class ArchiveOut(BaseModel):
+    session_id: str
+    messages: list[ArchivedMessageOut]
+
+
+class JobOut(BaseModel):
+    """The telemetry fields (DESIGN.md) plus what the job was asked and what it produced."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    session_id: str
+    status: str
+    focus_topic: str | None = None
+    force: bool = False
+    upto_seq: int | None = None
+    version_after: int | None = None
+    callback_status: str | None = None
+
+
+class JobPage(BaseModel):
+    jobs: list[JobOut]
+    next_before: str | None  # pass as ?before= for the next (older) page
+
+
+class Ready(BaseModel):
+    status: Literal["ready"]
+    database: str
+    broker: str

@@ -1,0 +1,304 @@
+"""The HTTP API on the real app, a real database (SQLite and PostgreSQL) and a private Redis."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api_support import Api, api_settings, dump, open_api
+from tests.store_factories import compaction_of, make_transcript
+from worker.cooldowns import endpoint_id, record_failure
+from worker.redis_server import free_port
+from worker.store.db import Database
+from worker.store.jobs import claim_job, get_job, write_back
+from worker.store.sessions import get_session
+
+pytestmark = pytest.mark.integration
+
+WINDOW = 2_000  # tokens; 40 turns of make_transcript() are ~3,900 tokens by our count
+
+
+def snapshot(turns: int, **extra: Any) -> dict[str, Any]:
+    return {"model": "gpt-4", "context_length": WINDOW, "messages": make_transcript(turns)} | extra
+
+
+def put(api: Api, session_id: str, body: dict[str, Any], **kw: Any) -> httpx.Response:
+    return api.client.put(f"/v1/sessions/{session_id}", json=body, **kw)
+
+
+def append(api: Api, session_id: str, messages: list[dict[str, Any]], **kw: Any) -> httpx.Response:
+    return api.client.post(f"/v1/sessions/{session_id}/messages", json={"messages": messages}, **kw)
+
+
+def db_of(api: Api) -> Database:
+    return Database(api.settings.database_url)
+
+
+# --- hygiene answers -------------------------------------------------------------------------------
+
+
+def test_a_small_session_is_below_threshold(api: Api) -> None:
+    r = put(api, "s1", snapshot(2))
+    assert r.status_code == 200 and r.headers["etag"] == '"1"'
+    body = r.json()
+    assert set(body) == {
+        "session_id",
+        "version",
+        "tokens",
+        "threshold_tokens",
+        "utilization",
+        "hygiene",
+    }
+    assert body["hygiene"] == {"decision": "below_threshold", "job_id": None}
+    assert body["threshold_tokens"] == 1700 and 0 < body["tokens"] < 1700
+    assert body["utilization"] == round(body["tokens"] / WINDOW, 4)
+    assert api.queued_job_ids() == []
+
+
+def test_a_large_session_with_too_few_messages_is_not_queued(api: Api) -> None:
+    big = " ".join(["lorem"] * 2000)
+    body = {
+        "model": "gpt-4",
+        "context_length": WINDOW,
+        "messages": [{"role": "user", "content": big}] * 3,
+    }
+    r = put(api, "s1", body)
+    assert (r.status_code, r.json()["hygiene"]["decision"]) == (200, "too_few_messages")
+
+
+def test_over_the_threshold_a_job_is_enqueued_and_reaches_the_broker(api: Api) -> None:
+    r = put(api, "s1", snapshot(40))
+    assert r.status_code == 202
+    hygiene = r.json()["hygiene"]
+    assert hygiene["decision"] == "enqueued" and hygiene["job_id"]
+    assert api.queued_job_ids() == [hygiene["job_id"]]
+    job = api.client.get(f"/v1/jobs/{hygiene['job_id']}").json()
+    assert (job["status"], job["trigger"], job["session_id"]) == ("queued", "hygiene", "s1")
+
+
+def test_an_open_job_is_not_doubled(api: Api) -> None:
+    first = put(api, "s1", snapshot(40)).json()["hygiene"]["job_id"]
+    r = append(api, "s1", [{"role": "user", "content": "one more thing"}])
+    assert r.status_code == 202 and r.json()["hygiene"] == {
+        "decision": "already_queued",
+        "job_id": first,
+    }
+    r = put(api, "s1", snapshot(41))
+    assert r.json()["hygiene"] == {"decision": "already_queued", "job_id": first}
+    assert api.queued_job_ids() == [first]
+
+
+def test_racing_requests_create_one_job(api: Api) -> None:
+    put(api, "s1", snapshot(2))
+    start, answers = threading.Barrier(4), []
+
+    def send() -> None:
+        start.wait()
+        answers.append(put(api, "s1", snapshot(40)).json()["hygiene"])
+
+    threads = [threading.Thread(target=send) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(a["decision"] for a in answers) == ["already_queued"] * 3 + ["enqueued"]
+    assert len({a["job_id"] for a in answers}) == 1
+    assert len(api.queued_job_ids()) == 1
+
+
+def test_the_gateways_prompt_tokens_decide(api: Api) -> None:
+    r = put(api, "s1", snapshot(3, prompt_tokens=1_900))
+    assert r.json()["tokens"] == 1_900 and r.json()["hygiene"]["decision"] == "enqueued"
+
+
+def test_a_cooldown_holds_automatic_compaction(api: Api) -> None:
+    record_failure(
+        api.broker, settings=api.settings, session_id="s1",
+        endpoint=endpoint_id(api.settings), error_class="timeout",
+    )  # fmt: skip
+    r = put(api, "s1", snapshot(40))
+    assert (r.status_code, r.json()["hygiene"]) == (200, {"decision": "cooldown", "job_id": None})
+    assert r.headers["x-hygiene-reason"].startswith("session on cooldown after timeout")
+    assert api.queued_job_ids() == []
+
+
+def test_ineffective_compactions_trip_the_thrash_guard(api: Api) -> None:
+    db = db_of(api)
+    try:
+        for _ in range(2):
+            job_id = put(api, "s1", snapshot(40)).json()["hygiene"]["job_id"]
+            claim = claim_job(db, job_id=job_id)
+            assert claim is not None
+            # A pass that keeps almost everything: still over the threshold afterwards.
+            result = compaction_of(claim, keep_last=70, savings_pct=3.0)
+            write_back(db, job_id=job_id, attempt=1, result=result)
+        r = append(api, "s1", [{"role": "user", "content": "still here"}])
+        assert r.json()["hygiene"]["decision"] == "thrash_guard"
+        assert r.json()["tokens"] > 1700
+        assert get_session(db, session_id="s1").thrash_until_tokens is not None
+    finally:
+        db.dispose()
+
+
+# --- reads, versions, archive ----------------------------------------------------------------------
+
+
+def test_messages_and_session_views(api: Api) -> None:
+    put(api, "s1", snapshot(2, callback_url="https://gateway.example/compacted"))
+    r = api.client.get("/v1/sessions/s1/messages")
+    assert r.json() == {"version": 1, "messages": make_transcript(2)} and r.headers["etag"] == '"1"'
+    info = api.client.get("/v1/sessions/s1").json()
+    assert info["version"] == 1 and info["message_count"] == 5 and info["last_job"] is None
+    assert info["threshold_tokens"] == 1700 and info["compaction_count"] == 0
+    db = db_of(api)
+    try:
+        assert get_session(db, session_id="s1").callback_url == "https://gateway.example/compacted"
+    finally:
+        db.dispose()
+
+
+def test_after_a_compaction_the_gateway_reads_the_new_version(api: Api) -> None:
+    job_id = put(api, "s1", snapshot(40)).json()["hygiene"]["job_id"]
+    db = db_of(api)
+    try:
+        claim = claim_job(db, job_id=job_id)
+        assert claim is not None
+        append(api, "s1", [{"role": "user", "content": "typed while compacting"}])
+        write_back(db, job_id=job_id, attempt=1, result=compaction_of(claim, keep_last=2))
+    finally:
+        db.dispose()
+    r = api.client.get("/v1/sessions/s1/messages")
+    body = r.json()
+    assert body["version"] == 3 and r.headers["etag"] == '"3"'
+    assert body["messages"][1]["content"].startswith("[CONTEXT SUMMARY]")
+    assert body["messages"][-1] == {"role": "user", "content": "typed while compacting"}
+    info = api.client.get("/v1/sessions/s1").json()
+    assert info["compaction_count"] == 1 and info["last_job"]["status"] == "succeeded"
+    archive = api.client.get("/v1/sessions/s1/archive").json()["messages"]
+    assert [a["message"] for a in archive] == make_transcript(40)
+    assert {(a["generation"], a["archived_by_job"]) for a in archive} == {(0, job_id)}
+
+
+def test_stale_if_match_gets_412_with_the_current_version(api: Api) -> None:
+    put(api, "s1", snapshot(2))
+    assert (
+        append(
+            api, "s1", [{"role": "user", "content": "a"}], headers={"If-Match": '"1"'}
+        ).status_code
+        == 200
+    )
+    before = dump(api.settings.database_url)
+    r = append(api, "s1", [{"role": "user", "content": "b"}], headers={"If-Match": '"1"'})
+    assert r.status_code == 412 and r.headers["content-type"] == "application/problem+json"
+    assert r.json()["current_version"] == 2 and r.headers["etag"] == '"2"'
+    assert "current version is 2" in r.json()["detail"]
+    assert put(api, "s1", snapshot(3), headers={"If-Match": "1"}).status_code == 412
+    assert dump(api.settings.database_url) == before
+    assert put(api, "s1", snapshot(3), headers={"If-Match": '"2"'}).json()["version"] == 3
+
+
+def test_a_new_snapshot_archives_the_previous_transcript(api: Api) -> None:
+    put(api, "s1", snapshot(2))
+    put(api, "s1", snapshot(1))
+    archive = api.client.get("/v1/sessions/s1/archive").json()
+    assert [a["message"] for a in archive["messages"]] == make_transcript(2)
+    assert all(a["generation"] == 0 and a["archived_by_job"] is None for a in archive["messages"])
+
+
+def test_unknown_sessions_and_jobs_are_404_problems(api: Api) -> None:
+    for r in (
+        append(api, "ghost", [{"role": "user", "content": "x"}]),
+        api.client.get("/v1/sessions/ghost"),
+        api.client.get("/v1/sessions/ghost/messages"),
+        api.client.get("/v1/sessions/ghost/archive"),
+        api.client.post("/v1/sessions/ghost/compact", json={}),
+        api.client.get("/v1/jobs/nope"),
+    ):
+        assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json"
+        assert "does not exist" in r.json()["detail"]
+
+
+# --- manual compaction ---------------------------------------------------------------------------
+
+
+def test_manual_compaction(api: Api) -> None:
+    put(api, "s1", snapshot(3))
+    r = api.client.post("/v1/sessions/s1/compact", json={"focus_topic": "the parser"})
+    assert r.status_code == 202 and r.json()["status"] == "queued"
+    job_id = r.json()["job_id"]
+    assert api.queued_job_ids() == [job_id]
+    job = api.client.get(f"/v1/jobs/{job_id}").json()
+    assert (job["trigger"], job["focus_topic"], job["force"]) == ("manual", "the parser", False)
+    again = api.client.post("/v1/sessions/s1/compact")  # no body at all is fine too
+    assert again.status_code == 409 and again.json()["job_id"] == job_id
+
+
+def test_manual_compaction_respects_a_cooldown_unless_forced(api: Api) -> None:
+    put(api, "s1", snapshot(3))
+    record_failure(
+        api.broker, settings=api.settings, session_id="s1",
+        endpoint=endpoint_id(api.settings), error_class="server_error",
+    )  # fmt: skip
+    r = api.client.post("/v1/sessions/s1/compact", json={})
+    assert r.status_code == 409 and r.json()["decision"] == "cooldown"
+    assert '"force": true' in r.json()["detail"]
+    r = api.client.post("/v1/sessions/s1/compact", json={"force": True})
+    assert r.status_code == 202
+    assert api.client.get(f"/v1/jobs/{r.json()['job_id']}").json()["force"] is True
+
+
+# --- broker down, readiness, metrics -------------------------------------------------------------
+
+
+@pytest.fixture
+def api_without_broker(database_url: str, tmp_path: Path) -> Any:
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    yield from open_api(api_settings(database_url, dead, tmp_path), None)
+
+
+def test_broker_down_stores_the_session_and_fails_the_job(api_without_broker: Api) -> None:
+    api = api_without_broker
+    r = put(api, "s1", snapshot(40))
+    assert r.status_code == 503 and r.headers["content-type"] == "application/problem+json"
+    problem = r.json()
+    assert "stored (version 1)" in problem["detail"] and problem["job_id"]
+    info = api.client.get("/v1/sessions/s1").json()
+    assert info["version"] == 1 and info["message_count"] == 81  # the data stayed
+    db = db_of(api)
+    try:
+        job = get_job(db, job_id=problem["job_id"])
+        assert (job.status, job.error_class) == ("failed", "broker_unavailable")
+    finally:
+        db.dispose()
+    ready = api.client.get("/readyz")
+    assert ready.status_code == 503 and "broker unreachable" in ready.json()["detail"]
+
+
+def test_ready_and_healthy(api: Api) -> None:
+    assert api.client.get("/healthz").json() == {"status": "ok"}
+    assert api.client.get("/readyz").json() == {"status": "ready", "database": "ok", "broker": "ok"}
+
+
+def test_metrics_count_requests_decisions_and_jobs(api: Api) -> None:
+    put(api, "s1", snapshot(2))
+    put(api, "s2", snapshot(40))
+    text = api.client.get("/metrics").text
+    assert 'compaction_hygiene_decisions_total{decision="below_threshold"} 1.0' in text
+    assert 'compaction_hygiene_decisions_total{decision="enqueued"} 1.0' in text
+    assert 'compaction_jobs{status="queued"} 1.0' in text
+    assert (
+        'compaction_api_requests_total{method="PUT",route="/v1/sessions/{session_id}",status="202"} 1.0'
+        in text
+    )
+
+
+def test_openapi_docs_are_served(api: Api) -> None:
+    assert api.client.get("/docs").status_code == 200
+    paths = api.client.get("/openapi.json").json()["paths"]
+    assert {"/v1/sessions/{session_id}", "/v1/sessions/{session_id}/messages", "/v1/jobs"} <= set(
+        paths
+    )
