@@ -1,0 +1,120 @@
+"""Job-completion callbacks: signing, and delivery by a real worker to a real local server."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.callback_receiver import CallbackReceiver
+from tests.support.stack import broker, stack_env, start_worker, wait_until
+from tests.support.worker_fixtures import private_redis, seed_job, seed_session
+from worker.callbacks import (
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    backoff_s,
+    callback_body,
+    sign,
+    verify,
+)
+from worker.enqueue import enqueue_job
+from worker.redis_server import RedisServer
+from worker.store import jobs, sessions
+from worker.store.db import Database
+
+__all__ = ["private_redis"]  # a fixture, imported for pytest
+SECRET = "test-callback-secret"
+
+
+def test_a_signature_verifies_only_the_exact_body_and_secret() -> None:
+    body = callback_body({"id": "j1", "status": "succeeded"}, session_id="s", version=7, sent_at=1)
+    signature = sign(body, SECRET)
+    assert signature.startswith("sha256=") and len(signature) == 7 + 64
+    assert verify(body, signature, SECRET)
+    assert not verify(body.replace(b"7", b"8"), signature, SECRET)
+    assert not verify(body, signature, "another-secret")
+    assert not verify(body, None, SECRET)
+
+
+def test_the_body_is_canonical_and_carries_its_timestamp() -> None:
+    one = callback_body({"b": 1, "a": 2}, session_id="s", version=3, sent_at=1700000000)
+    two = callback_body({"a": 2, "b": 1}, session_id="s", version=3, sent_at=1700000000)
+    assert one == two
+    assert b'"sent_at":1700000000' in one and b" " not in one
+
+
+def test_backoff_doubles_and_is_capped() -> None:
+    assert [backoff_s(n) for n in (1, 2, 3, 4)] == [2.0, 4.0, 8.0, 16.0]
+    assert backoff_s(30) == 300.0
+
+
+@pytest.fixture
+def db(tmp_path: Path, sqlite_template: Path) -> Iterator[Database]:
+    path = tmp_path / "compaction.db"
+    shutil.copyfile(sqlite_template, path)
+    database = Database(f"sqlite:///{path}")
+    yield database
+    database.dispose()
+
+
+def env_for(
+    db: Database, redis_server: RedisServer, tmp_path: Path, **settings: object
+) -> dict[str, str]:
+    return stack_env(
+        redis_url=redis_server.url, database_url=db.url, var_dir=tmp_path / "var",
+        callback_secret=SECRET, callback_backoff_s=0.2, **settings,
+    )  # fmt: skip
+
+
+@pytest.mark.integration
+def test_a_finished_job_is_posted_signed_after_retries(
+    db: Database, private_redis: RedisServer, tmp_path: Path
+) -> None:
+    with CallbackReceiver(secret=SECRET, fail_first=2) as receiver:
+        session_id = seed_session(db, callback_url=receiver.url)
+        job_id = seed_job(db, session_id)
+        worker = start_worker(env_for(db, private_redis, tmp_path), tmp_path)
+        try:
+            with broker(private_redis.url) as app:
+                enqueue_job(job_id, app=app)
+            wait_until(lambda: jobs.get_job(db, job_id=job_id).callback_status == "delivered",
+                       timeout_s=60, what="a delivered callback", logs=[worker])  # fmt: skip
+        finally:
+            worker.stop()
+
+    assert [r.answered for r in receiver.received] == [503, 503, 200]
+    delivered = receiver.received[-1]
+    assert delivered.signature_ok
+    assert delivered.headers[SIGNATURE_HEADER.lower()] == sign(delivered.body, SECRET)
+    doc = delivered.document
+    assert str(doc["sent_at"]) == delivered.headers[TIMESTAMP_HEADER.lower()]
+    session = sessions.get_session(db, session_id=session_id)
+    assert (doc["session_id"], doc["version"]) == (session_id, session.version)
+    assert doc["job"]["id"] == job_id and doc["job"]["status"] == "succeeded"
+    assert doc["job"]["tokens_after"] < doc["job"]["tokens_before"]
+    job = jobs.get_job(db, job_id=job_id)
+    assert (job.status, job.callback_attempts) == ("succeeded", 3)
+
+
+@pytest.mark.integration
+def test_a_callback_that_keeps_failing_gives_up_and_the_job_stays_succeeded(
+    db: Database, private_redis: RedisServer, tmp_path: Path
+) -> None:
+    with CallbackReceiver(secret=SECRET, fail_first=100) as receiver:
+        session_id = seed_session(db, callback_url=receiver.url)
+        job_id = seed_job(db, session_id)
+        env = env_for(db, private_redis, tmp_path, callback_max_attempts=3)
+        worker = start_worker(env, tmp_path)
+        try:
+            with broker(private_redis.url) as app:
+                enqueue_job(job_id, app=app)
+            wait_until(lambda: jobs.get_job(db, job_id=job_id).callback_status == "failed",
+                       timeout_s=60, what="the callback giving up", logs=[worker])  # fmt: skip
+        finally:
+            worker.stop()
+
+    assert len(receiver.received) == 3
+    job = jobs.get_job(db, job_id=job_id)
+    assert (job.status, job.callback_attempts) == ("succeeded", 3)
