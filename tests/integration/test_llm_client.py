@@ -439,7 +439,7 @@ def test_read_timeout_is_a_timeout_error(fake_openai: FakeOpenAI) -> None:
     started = time.monotonic()
     error = fail(fake_openai, read_timeout_s=0.3)
     assert isinstance(error, SummarizerTimeoutError) and error.error_class == "timeout"
-    assert time.monotonic() - started < 1.8  # two attempts of ~0.3 s, not two of 2 s
+    assert time.monotonic() - started < 3.0  # two attempts of ~0.3 s, not two of 2 s
 
 
 def test_trickling_stream_is_cut_off_by_the_overall_deadline(fake_openai: FakeOpenAI) -> None:
@@ -451,7 +451,7 @@ def test_trickling_stream_is_cut_off_by_the_overall_deadline(fake_openai: FakeOp
     elapsed = time.monotonic() - started
     assert isinstance(error, SummarizerTimeoutError)
     assert "deadline" in str(error)
-    assert 1.2 <= elapsed < 3.0  # two attempts, each stopped at ~0.6 s of a 4 s stream
+    assert 1.2 <= elapsed < 4.0  # two attempts, each stopped at ~0.6 s of a 4 s stream
 
 
 def test_silent_server_is_cut_off_by_the_deadline_even_with_a_long_read_timeout(
@@ -461,7 +461,7 @@ def test_silent_server_is_cut_off_by_the_deadline_even_with_a_long_read_timeout(
     started = time.monotonic()
     error = fail(fake_openai, read_timeout_s=60, deadline_s=0.4)
     assert isinstance(error, SummarizerTimeoutError)
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 3.5  # not two of 3 s
 
 
 def test_connect_timeout(listener_that_never_accepts: int) -> None:

@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from worker.compressor import errors
 from worker.compressor.errors import SummarizerError
@@ -19,6 +21,7 @@ from worker.summarizers.classify import (
     parse_error_body,
     retry_after_s,
 )
+from worker.summarizers.wire import read_stream
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -211,3 +214,61 @@ def test_every_error_class_has_a_cooldown_of_the_documented_length() -> None:
         for c, v in lengths.items()
         if c not in {"protocol_error", "empty_summary", "no_provider"}
     )
+
+
+# -- the boundary never lets anything but a SummarizerError out ---------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=6,
+)
+error_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "code": json_values,
+        "type": json_values,
+        "param": json_values,
+        "message": json_values,
+        "n_ctx": st.integers(),
+        "n_prompt_tokens": st.integers(),
+    },
+)
+bodies = st.one_of(
+    st.binary(max_size=200),
+    json_values.map(lambda v: json.dumps(v).encode()),
+    error_like.map(lambda e: json.dumps({"error": e}).encode()),
+    error_like.map(lambda e: json.dumps({"object": "error", **e}).encode()),
+)
+
+
+# A boundary check, not an invariant of the algorithm: a fixed, modest number of examples.
+@settings(max_examples=120)
+@given(status=st.integers(100, 599), body=bodies, retry_after=st.text(max_size=40))
+def test_any_answer_becomes_exactly_one_summarizer_error(
+    status: int, body: bytes, retry_after: str
+) -> None:
+    headers = (
+        httpx.Headers({"Retry-After": retry_after}) if retry_after.isascii() else httpx.Headers()
+    )
+    error = error_for_status(status, body, headers, model="m")
+    assert isinstance(error, SummarizerError) and error.model == "m"
+    if isinstance(error, errors.SummarizerRateLimitError) and error.retry_after_s is not None:
+        assert 0.0 <= error.retry_after_s <= 86_400.0
+
+
+@settings(max_examples=120)
+@given(
+    lines=st.lists(
+        st.one_of(st.text(max_size=60), json_values.map(lambda v: "data: " + json.dumps(v))),
+        max_size=8,
+    )
+)
+def test_any_stream_is_a_completion_or_a_summarizer_error(lines: list[str]) -> None:
+    try:
+        completion = read_stream(lines, model="m")
+    except SummarizerError:
+        return
+    assert isinstance(completion.content, str) and isinstance(completion.reasoning, str)
