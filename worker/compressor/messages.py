@@ -97,7 +97,7 @@ def parse_message(raw: object, *, index: int | None = None) -> Message:
     if not isinstance(raw, Mapping):
         raise InvalidTranscriptError(index, f"a message must be a JSON object, got {_kind(raw)}")
     role = raw.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:  # a list or object is unhashable
         raise InvalidTranscriptError(
             index, f"role must be one of system, user, assistant, tool; got {role!r}"
         )
@@ -143,6 +143,10 @@ def _parse_part(raw: object, index: int | None, j: int) -> Part:
     if not isinstance(raw, Mapping):
         raise InvalidTranscriptError(index, f"content[{j}] must be an object, got {_kind(raw)}")
     kind = raw.get("type")
+    if isinstance(kind, (list, dict)):  # unhashable: the set lookups below would raise
+        raise InvalidTranscriptError(
+            index, f"content[{j}].type must be a string, got {_kind(kind)}"
+        )
     if kind in TEXT_PART_TYPES:
         if not isinstance(raw.get("text"), str):
             raise InvalidTranscriptError(
