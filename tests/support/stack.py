@@ -179,13 +179,39 @@ def _worker_ready(proc: StackProcess) -> bool:
 
 def start_api(env: Mapping[str, str], log_dir: Path, *, port: int) -> StackProcess:
     """``compaction api`` on ``port``, returned once /readyz answers 200."""
-    env = {**env, "COMPACTION_API_PORT": str(port)}
-    proc = StackProcess("api", ["api"], env=env, log_dir=log_dir).start()
+    proc = api_process(env, log_dir, port=port).start()
+    wait_api_ready(proc, port)
+    return proc
+
+
+def api_process(env: Mapping[str, str], log_dir: Path, *, port: int) -> StackProcess:
+    return StackProcess(
+        "api", ["api"], env={**env, "COMPACTION_API_PORT": str(port)}, log_dir=log_dir
+    )
+
+
+def wait_api_ready(proc: StackProcess, port: int) -> None:
     url = f"http://127.0.0.1:{port}/readyz"
     proc.wait_for(
         lambda: httpx.get(url, timeout=2).status_code == 200, timeout_s=60, what="/readyz"
     )
-    return proc
+
+
+def start_stack(env: Mapping[str, str], log_dir: Path, *, api_port: int) -> list[StackProcess]:
+    """The API and one worker, started together; returned once both are ready."""
+    api = api_process(env, log_dir, port=api_port).start()
+    try:
+        worker = start_worker(env, log_dir)
+    except BaseException:
+        api.stop()
+        raise
+    try:
+        wait_api_ready(api, api_port)
+    except BaseException:
+        api.stop()
+        worker.stop()
+        raise
+    return [api, worker]
 
 
 def process_exists(pid: int) -> bool:
