@@ -576,3 +576,11 @@ def listener_that_never_accepts() -> Iterator[int]:
 
 def _never_sleep(seconds: float) -> None:
     raise AssertionError(f"should not wait {seconds} s in the call")
+
+
+def test_events_under_a_json_content_type_are_still_read(fake_openai: FakeOpenAI) -> None:
+    events = b'data: {"choices": [{"delta": {"content": "from a proxy"}, "finish_reason": "stop"}]}'
+    raw = Reply.raw(200, events + b"\n\ndata: [DONE]\n\n", {"Content-Type": "application/json"})
+    fake_openai.script(SMALL, raw)
+    with client(fake_openai) as llm:
+        assert llm.summarize(make_request()).text == "from a proxy"

@@ -125,7 +125,7 @@ class LLMSummarizer:
         self._client = httpx.Client(
             base_url=config.base_url.rstrip("/") + "/",
             headers=_headers(config.api_key),
-            timeout=self._timeout(config.deadline_s),
+            timeout=self._timeout(),
             limits=httpx.Limits(
                 max_connections=config.max_connections,
                 max_keepalive_connections=config.max_connections,
@@ -253,9 +253,7 @@ class LLMSummarizer:
         )
         deadline = self._clock() + self.config.deadline_s
         try:
-            with self._client.stream(
-                "POST", "chat/completions", json=body, timeout=self._timeout(self.config.deadline_s)
-            ) as response:
+            with self._client.stream("POST", "chat/completions", json=body) as response:
                 return self._read(response, model, deadline)
         except httpx.HTTPError as exc:
             raise error_for_exception(exc, model=model) from exc
@@ -267,6 +265,8 @@ class LLMSummarizer:
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             return read_stream(self._until(response.iter_lines(), model, deadline), model=model)
         raw = self._read_capped(response, model, deadline, limit=_ANSWER_MAX_BYTES)
+        if raw.lstrip().startswith(b"data:"):  # events under the wrong content type (some proxies)
+            return read_stream(raw.decode("utf-8", "replace").splitlines(), model=model)
         try:
             data = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -298,9 +298,9 @@ class LLMSummarizer:
                 )
             yield item
 
-    def _timeout(self, deadline_s: float) -> httpx.Timeout:
+    def _timeout(self) -> httpx.Timeout:
         # No single wait may outlast the deadline: a silent server is cut off by it too.
-        read_s = min(self.config.read_timeout_s, deadline_s)
+        read_s = min(self.config.read_timeout_s, self.config.deadline_s)
         return httpx.Timeout(
             connect=self.config.connect_timeout_s,
             read=read_s,
