@@ -1,0 +1,240 @@
+"""Bad input, limits and auth: problem+json with a detail that names the problem, never a 500,
+and nothing stored."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from api.errors import ERROR_STATUS
+from tests.api_support import TOKEN, Api, api_settings, dump, open_api
+from tests.store_factories import make_transcript
+from worker.compressor import errors as core_errors
+from worker.compressor.errors import CompactionError
+from worker.store import errors as store_errors
+from worker.store.errors import StoreError
+
+pytestmark = pytest.mark.integration
+
+LIMITS = {"max_body_bytes": 40_000, "max_messages_per_request": 30, "max_content_chars": 5_000}
+
+
+@pytest.fixture
+def limited_api(database_url: str, broker_url: str, tmp_path: Path) -> Iterator[Api]:
+    """An API with small limits and one stored session ("s1", version 1)."""
+    for api in open_api(api_settings(database_url, broker_url, tmp_path, **LIMITS), broker_url):
+        body = {"model": "gpt-4", "context_length": 8000, "messages": make_transcript(2)}
+        assert api.client.put("/v1/sessions/s1", json=body).status_code == 200
+        yield api
+
+
+def all_subclasses(root: type[Exception]) -> set[type[Exception]]:
+    out, todo = set(), [root]
+    while todo:
+        cls = todo.pop()
+        out.add(cls)
+        todo.extend(cls.__subclasses__())
+    return out
+
+
+def test_every_store_and_core_error_has_an_http_mapping() -> None:
+    assert core_errors and store_errors  # every class is defined (imported) by now
+    ours = all_subclasses(StoreError) | all_subclasses(CompactionError)
+    assert ours - set(ERROR_STATUS) == set()
+    assert all(400 <= status < 600 for status, _ in ERROR_STATUS.values())
+
+
+GOOD = make_transcript(2)
+TOOL_WITHOUT_ID = [*GOOD, {"role": "tool", "content": "out"}]
+PUT_CASES: list[tuple[str, Any, int, str]] = [
+    ("tool without id", {"messages": TOOL_WITHOUT_ID}, 422,
+     "messages[5]: a tool message needs a non-empty tool_call_id"),
+    ("bad role", {"messages": [GOOD[0], {"role": "robot", "content": "x"}]}, 422,
+     "messages[1]: role must be one of system, user, assistant, tool; got 'robot'"),
+    ("message not an object", {"messages": [GOOD[0], "hello"]}, 422,
+     "messages[1]: a message must be a JSON object, got string"),
+    ("messages not a list", {"messages": {"role": "user"}}, 422, "messages: Input should be a valid list"),
+    ("unknown part", {"messages": [{"role": "user", "content": [{"type": "audio"}]}]}, 422,
+     "messages[0]: content[0] has unsupported part type 'audio'"),
+    ("no model", {"model": None}, 422, "model: Input should be a valid string"),
+    ("zero window", {"context_length": 0}, 422, "context_length: Input should be greater than 0"),
+    ("negative prompt tokens", {"prompt_tokens": -1}, 422, "prompt_tokens: Input should be greater than or equal to 0"),
+    ("misspelt field", {"prompt_token": 5}, 422, "prompt_token: Extra inputs are not permitted"),
+    ("callback not http", {"callback_url": "ftp://x/y"}, 422, "callback_url: Value error, must be an absolute http"),
+    ("too many messages", {"messages": make_transcript(20)}, 413,
+     "41 messages in one request; the limit is 30 (COMPACTION_MAX_MESSAGES_PER_REQUEST)"),
+    ("one message too long", {"messages": [GOOD[0], {"role": "user", "content": "x" * 5_001}]}, 413,
+     "messages[1]: content is 5001 characters; the limit is 5000 (COMPACTION_MAX_CONTENT_CHARS)"),
+    ("tool arguments too long", {"messages": [GOOD[0], {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "a" * 5_001}}]}]}, 413,
+     "messages[1]: content is 5011 characters"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "change", "status", "detail"), PUT_CASES, ids=[c[0] for c in PUT_CASES]
+)
+def test_bad_snapshots_are_refused_and_change_nothing(
+    limited_api: Api, case: str, change: dict[str, Any], status: int, detail: str
+) -> None:
+    before = dump(limited_api.settings.database_url)
+    body = {"model": "gpt-4", "context_length": 8000, "messages": GOOD} | change
+    for session_id in ("s1", "new"):
+        r = limited_api.client.put(f"/v1/sessions/{session_id}", json=body)
+        assert r.status_code == status, r.text
+        assert r.headers["content-type"] == "application/problem+json"
+        problem = r.json()
+        assert {"type", "title", "status", "detail"} <= set(problem) and problem["status"] == status
+        assert detail in problem["detail"]
+    assert dump(limited_api.settings.database_url) == before
+    assert limited_api.queued_job_ids() == []
+
+
+def test_bad_appends_are_refused_and_change_nothing(limited_api: Api) -> None:
+    before = dump(limited_api.settings.database_url)
+    cases = [
+        ({"messages": []}, 422, "messages: List should have at least 1 item"),
+        ({"messages": TOOL_WITHOUT_ID[-1:]}, 422, "messages[0]: a tool message needs"),
+        ({"messages": GOOD * 7}, 413, "35 messages in one request"),
+        ({}, 422, "messages: Field required"),
+    ]
+    for body, status, detail in cases:
+        r = limited_api.client.post("/v1/sessions/s1/messages", json=body)
+        assert (r.status_code, detail in r.json()["detail"]) == (status, True), r.text
+    assert dump(limited_api.settings.database_url) == before
+
+
+def test_malformed_requests(limited_api: Api) -> None:
+    before = dump(limited_api.settings.database_url)
+    client = limited_api.client
+    r = client.put(
+        "/v1/sessions/s1",
+        content=b'{"model": "gpt-4", ',
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 422 and "JSON decode error" in r.json()["detail"]
+    r = client.put(
+        "/v1/sessions/s1",
+        json={"model": "m", "context_length": 9, "messages": GOOD},
+        headers={"If-Match": "yesterday"},
+    )
+    assert r.status_code == 400 and "If-Match must name one version" in r.json()["detail"]
+    r = client.put(
+        "/v1/sessions/" + "x" * 256, json={"model": "m", "context_length": 9, "messages": GOOD}
+    )
+    assert r.status_code == 422 and "session_id" in r.json()["detail"]
+    r = client.get("/v1/jobs", params={"status": "sleeping"})
+    assert r.status_code == 422 and r.json()["detail"].startswith("query.status: Input should be")
+    r = client.get("/v1/jobs", params={"limit": 0})
+    assert r.status_code == 422 and "limit" in r.json()["detail"]
+    r = client.post("/v1/sessions/s1/compact", json={"force": "very"})
+    assert r.status_code == 422 and "force" in r.json()["detail"]
+    r = client.delete("/v1/sessions/s1")
+    assert r.status_code == 405 and r.headers["content-type"] == "application/problem+json"
+    assert dump(limited_api.settings.database_url) == before
+
+
+def test_an_oversized_body_is_refused_by_its_declared_length(limited_api: Api) -> None:
+    before = dump(limited_api.settings.database_url)
+    body = json.dumps(
+        {"model": "gpt-4", "context_length": 8000, "messages": GOOD, "pad": "x" * 50_000}
+    )
+    r = limited_api.client.put(
+        "/v1/sessions/s1", content=body, headers={"content-type": "application/json"}
+    )
+    assert (
+        r.status_code == 413
+        and "exceeds 40000 bytes (COMPACTION_MAX_BODY_BYTES)" in r.json()["detail"]
+    )
+    assert dump(limited_api.settings.database_url) == before
+
+
+def test_an_oversized_chunked_body_without_length_is_refused(limited_api: Api) -> None:
+    before = dump(limited_api.settings.database_url)
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"model": "gpt-4", "context_length": 8000, "messages": ['
+        for i in range(100):
+            yield json.dumps({"role": "user", "content": f"{i} " + "y" * 500}).encode() + b","
+        yield b'{"role": "user", "content": "end"}]}'
+
+    r = limited_api.client.put(
+        "/v1/sessions/s1", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert r.request.headers.get("content-length") is None  # really sent without a length
+    assert r.status_code == 413 and "COMPACTION_MAX_BODY_BYTES" in r.json()["detail"]
+    assert dump(limited_api.settings.database_url) == before
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**12) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+MESSAGE_KEYS = st.sampled_from(
+    ["role", "content", "tool_calls", "tool_call_id", "name", "type", "text"]
+)
+MESSAGES = st.lists(
+    st.dictionaries(
+        MESSAGE_KEYS, JSON_VALUES | st.sampled_from(["user", "tool", "text"]), max_size=5
+    ),
+    max_size=5,
+)
+BODIES = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": JSON_VALUES | st.just("gpt-4"),
+        "context_length": JSON_VALUES | st.integers(1, 10_000),
+        "messages": JSON_VALUES | MESSAGES,
+        "prompt_tokens": JSON_VALUES,
+        "callback_url": JSON_VALUES,
+    },
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(body=BODIES | JSON_VALUES)
+def test_no_input_makes_a_500(limited_api: Api, body: Any) -> None:
+    r = limited_api.client.put("/v1/sessions/fuzz", json=body)
+    assert r.status_code in (200, 202, 413, 422), r.text
+    if r.status_code >= 400:
+        assert r.headers["content-type"] == "application/problem+json" and r.json()["detail"]
+    r = limited_api.client.post("/v1/sessions/s1/messages", json=body)
+    assert r.status_code in (200, 202, 413, 422), r.text
+
+
+# --- auth ------------------------------------------------------------------------------------------
+
+
+def test_v1_routes_need_the_bearer_token(authed_api: Api) -> None:
+    client = authed_api.client
+    body = {"model": "gpt-4", "context_length": 8000, "messages": GOOD}
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": TOKEN},
+        {"Authorization": f"Basic {TOKEN}"},
+    ):
+        r = client.put("/v1/sessions/s1", json=body, headers=headers)
+        assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+        assert (
+            r.headers["content-type"] == "application/problem+json"
+            and "Bearer" in r.json()["detail"]
+        )
+    assert client.get("/v1/jobs").status_code == 401
+    assert dump(authed_api.settings.database_url)[0] == ("sessions", [])
+    good = {"Authorization": f"Bearer {TOKEN}"}
+    assert client.put("/v1/sessions/s1", json=body, headers=good).status_code == 200
+    assert client.get("/v1/sessions/s1", headers=good).status_code == 200
+    assert client.get("/healthz").status_code == 200  # probes carry no token
+    assert client.get("/readyz").status_code == 200
