@@ -55,7 +55,7 @@ def test_up_refuses_a_busy_port_before_starting_anything(tmp_path: Path) -> None
     assert not (tmp_path / "var" / "redis").exists()  # nothing was started
 
 
-def test_up_serves_then_sigint_stops_every_child(tmp_path: Path) -> None:
+def test_up_serves_the_demo_then_sigint_stops_every_child(tmp_path: Path) -> None:
     api_port, flower_port = free_port(), free_port()
     env = bare_env(
         tmp_path, COMPACTION_API_PORT=str(api_port), COMPACTION_FLOWER_PORT=str(flower_port)
@@ -76,6 +76,14 @@ def test_up_serves_then_sigint_stops_every_child(tmp_path: Path) -> None:
         authed = httpx.get(flower_api, auth=(user, password), timeout=10)
         assert authed.status_code == 200
 
+        demo = subprocess.run(
+            compaction("demo", "--timeout=120"), cwd=tmp_path, env=env, capture_output=True,
+            text=True, timeout=180, check=False,
+        )  # fmt: skip
+        assert demo.returncode == 0, demo.stdout + demo.stderr
+        assert "-> enqueued" in demo.stdout and "  succeeded" in demo.stdout
+        assert '"status": "succeeded"' in demo.stdout and "% saved)" in demo.stdout
+
         up.send_signal(signal.SIGINT)
         assert up.wait(timeout=60) == 0
         time.sleep(0.2)
@@ -91,6 +99,59 @@ def test_up_serves_then_sigint_stops_every_child(tmp_path: Path) -> None:
         log.close()
 
 
+def start_up(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """`compaction up` on free ports, once it printed its banner; its descendants' pids."""
+    env = bare_env(
+        tmp_path,
+        COMPACTION_API_PORT=str(free_port()),
+        COMPACTION_FLOWER_PORT=str(free_port()),
+    )
+    with (tmp_path / "up.log").open("wb") as log:
+        up = subprocess.Popen(
+            compaction("up"), cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    wait_until(lambda: banner_printed(tmp_path), up, tmp_path, timeout_s=120)
+    return up, descendants(up.pid)
+
+
+def test_sigterm_stops_every_child_too(tmp_path: Path) -> None:
+    up, children = start_up(tmp_path)
+    try:
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(timeout=60) == 0
+        time.sleep(0.2)
+        assert [pid for pid in children if process_exists(pid)] == []
+        assert not (tmp_path / "var" / "stack.json").exists()
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGKILL)
+            up.wait()
+
+
+def test_a_child_that_dies_is_reported_and_stops_the_rest(tmp_path: Path) -> None:
+    up, children = start_up(tmp_path)
+    try:
+        worker = next(pid for pid in children if b"--child\x00worker" in cmdline(pid))
+        os.kill(worker, signal.SIGKILL)
+        assert up.wait(timeout=60) == 1
+        time.sleep(0.2)
+        assert [pid for pid in children if process_exists(pid)] == []
+        output = (tmp_path / "up.log").read_text()
+        assert "worker exited with status -9; stopping" in output
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGKILL)
+            up.wait()
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
 def banner_printed(tmp_path: Path) -> bool:
     return b"compaction-queue is up" in (tmp_path / "up.log").read_bytes()
 
@@ -99,7 +160,9 @@ def read_flower_credentials(tmp_path: Path) -> tuple[str, str]:
     return "admin", (tmp_path / "var" / "flower-password").read_text().strip()
 
 
-def wait_until(check: object, proc: subprocess.Popen[bytes], tmp_path: Path, *, timeout_s: float) -> None:
+def wait_until(
+    check: object, proc: subprocess.Popen[bytes], tmp_path: Path, *, timeout_s: float
+) -> None:
     assert callable(check)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
