@@ -1,0 +1,268 @@
+"""The one entry point of the core: messages in, compacted messages and a report out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+
+from worker.compressor.assemble import Placement, assemble, strip_old_images, summary_placement
+from worker.compressor.boundaries import Budget, Split, latest_real, plan_split, shrink_head
+from worker.compressor.config import CompressConfig
+from worker.compressor.errors import InvalidTranscriptError
+from worker.compressor.markers import is_summary, summary_body, without_summary
+from worker.compressor.messages import Message
+from worker.compressor.prompts import summary_budget
+from worker.compressor.prune import PruneResult, prune_window
+from worker.compressor.redact import redact_text
+from worker.compressor.report import CompactionReport, CompactionResult
+from worker.compressor.summarize import Folded, Job, Turn, summarize_turns
+from worker.compressor.summarizer import Summarizer
+from worker.compressor.tokens import TokenCounter
+
+
+def compress(
+    messages: Sequence[Message],
+    *,
+    config: CompressConfig,
+    summarizer: Summarizer,
+    counter: TokenCounter,
+    today: date,
+    token_counts: Sequence[int] | None = None,
+    focus_topic: str | None = None,
+    previous_summary: str | None = None,
+    compaction_count: int = 0,
+    recent_savings_pct: Sequence[float] = (),
+) -> CompactionResult:
+    """Compact a transcript: keep head and tail verbatim, summarize the middle.
+
+    Summarizer errors never escape: an auth-class error aborts (messages unchanged), any other
+    falls back to an extractive summary with an explicit marker.
+    """
+    msgs = list(messages)
+    counts = _counts(msgs, token_counts, counter)
+    start = _Start(msgs, counts, config, tuple(recent_savings_pct))
+    if len(msgs) < config.min_messages:
+        return start.unchanged(noop_reason="too_few_messages")
+    first_pass = compaction_count == 0 and not previous_summary and not any(map(is_summary, msgs))
+    split, placement = _plan(msgs, counts, config, first_pass=first_pass)
+    window = _Window.of(msgs, split)
+    if not window.removed:
+        return start.unchanged(noop_reason="nothing_to_summarize", split=split)
+    pruned = prune_window(
+        msgs,
+        split.head_end,
+        split.tail_start,
+        min_chars=config.prune_min_chars,
+        arg_max_chars=config.tool_arg_max_chars,
+    )
+    turns = _turns(msgs, counts, window, pruned, split)
+    prior = previous_summary if previous_summary is not None else window.rehydrated
+    prior_red = redact_text(prior) if prior else None
+    focus_red = redact_text(focus_topic) if focus_topic else None
+    job = Job(
+        summarizer=summarizer,
+        config=config,
+        counter=counter,
+        today=today,
+        focus_topic=focus_red.text if focus_red else None,
+        budget_tokens=summary_budget(sum(counts[i] for i in window.removed), config),
+    )
+    folded = summarize_turns(turns, previous=prior_red.text if prior_red else None, job=job)
+    redactions = folded.redactions + (prior_red.count if prior_red else 0)
+    redactions += focus_red.count if focus_red else 0
+    facts = _Facts(split, window, pruned, folded, redactions, summarizer)
+    if folded.text is None:
+        return start.unchanged(aborted=True, facts=facts)
+    return _finish(start, facts, folded.text, placement, counter)
+
+
+def _counts(
+    msgs: Sequence[Message], given: Sequence[int] | None, counter: TokenCounter
+) -> list[int]:
+    if given is None:
+        return counter.count_messages(msgs)
+    if len(given) != len(msgs):
+        raise InvalidTranscriptError(
+            None, f"token_counts has {len(given)} entries for {len(msgs)} messages"
+        )
+    return list(given)
+
+
+def _plan(
+    msgs: Sequence[Message], counts: Sequence[int], config: CompressConfig, *, first_pass: bool
+) -> tuple[Split, Placement]:
+    """The split, and where the summary goes; the head gives up messages when no role fits."""
+    budget = Budget(config.tail_budget_tokens, config.tail_soft_ceiling, config.min_tail_messages)
+    protect = config.protect_first_n if first_pass else 0
+    split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
+    anchors = {latest_real(msgs, "user"), latest_real(msgs, "assistant")}
+    while True:
+        after = split.lifted if split.lifted is not None else split.tail_start
+        prev = msgs[split.head_end - 1] if split.head_end else None
+        placement = summary_placement(prev, msgs[after] if after < len(msgs) else None)
+        if placement != "merge" or after not in anchors:
+            return split, placement
+        # Merging would rewrite the latest user or assistant message: summarize one more head
+        # message instead, until a role fits (it always does after the system prompt).
+        smaller = shrink_head(msgs, split)
+        if smaller is None:
+            return split, placement
+        split = smaller
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The window's messages sorted out: what goes, and the summary it may already carry."""
+
+    removed: tuple[int, ...]  # indexes replaced by the summary (real turns, not summaries)
+    summaries: frozenset[int]  # indexes carrying an earlier summary (never re-summarized)
+    rehydrated: str | None  # the newest earlier summary's body
+
+    @classmethod
+    def of(cls, msgs: Sequence[Message], split: Split) -> _Window:
+        summaries = [i for i in split.window() if is_summary(msgs[i])]
+        removed = tuple(
+            i
+            for i in split.window()
+            if i != split.lifted and (i not in summaries or without_summary(msgs[i]) is not None)
+        )
+        body = summary_body(msgs[summaries[-1]]) if summaries else None
+        return cls(removed, frozenset(summaries), body or None)
+
+
+def _turns(
+    msgs: Sequence[Message],
+    counts: Sequence[int],
+    window: _Window,
+    pruned: PruneResult,
+    split: Split,
+) -> list[Turn]:
+    """The window as the summarizer sees it: pruned, earlier summaries taken out."""
+    turns: list[Turn] = []
+    for offset, msg in enumerate(pruned.messages):
+        index = split.head_end + offset
+        real = without_summary(msg) if index in window.summaries else msg
+        if real is None:
+            continue
+        known = counts[index] if real is msgs[index] else None
+        turns.append(Turn(real, removed=index != split.lifted, known_tokens=known))
+    return turns
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    split: Split
+    window: _Window
+    pruned: PruneResult
+    folded: Folded
+    redactions: int
+    summarizer: Summarizer
+
+
+@dataclass(frozen=True, slots=True)
+class _Start:
+    """The input, and the report of a pass that leaves it as it is."""
+
+    msgs: list[Message]
+    counts: list[int]
+    config: CompressConfig
+    recent_savings_pct: tuple[float, ...]
+
+    @property
+    def tokens(self) -> int:
+        return sum(self.counts)
+
+    def unchanged(
+        self,
+        *,
+        noop_reason: str | None = None,
+        aborted: bool = False,
+        split: Split | None = None,
+        facts: _Facts | None = None,
+    ) -> CompactionResult:
+        split = facts.split if facts else split
+        report = CompactionReport(
+            tokens_before=self.tokens,
+            tokens_after=self.tokens,
+            messages_before=len(self.msgs),
+            messages_after=len(self.msgs),
+            aborted=aborted,
+            noop_reason=noop_reason,
+            head_end=split.head_end if split else 0,
+            tail_start=split.tail_start if split else len(self.msgs),
+            thrash_guard_tripped=self.thrash_guard(0.0),
+        )
+        report = _with_summarizer(report, facts) if facts else report
+        return CompactionResult(tuple(self.msgs), report, None, tuple(self.counts))
+
+    def thrash_guard(self, savings_pct: float) -> bool:
+        """True when this pass and the ones before it all saved too little to keep going."""
+        strikes = self.config.thrash_strikes
+        recent = [*self.recent_savings_pct, savings_pct][-strikes:]
+        return len(recent) == strikes and all(
+            s < self.config.ineffective_savings_pct for s in recent
+        )
+
+
+def _with_summarizer(report: CompactionReport, facts: _Facts) -> CompactionReport:
+    """The report with what the summarizer and the pre-pass did."""
+    folded = facts.folded
+    error = folded.error
+    return replace(
+        report,
+        summarizer=folded.model or facts.summarizer.name,
+        summarizer_calls=folded.calls,
+        summarizer_input_tokens=folded.max_input_tokens,
+        summarizer_input_tokens_total=folded.total_input_tokens,
+        llm_ms=folded.llm_ms,
+        aux_model_failed=folded.aux_model_failed,
+        error_class=error.error_class if error else None,
+        error=str(error) if error else None,
+        redactions=facts.redactions,
+        pruned_tool_outputs=facts.pruned.pruned_tool_outputs,
+        deduplicated_tool_outputs=facts.pruned.deduplicated_tool_outputs,
+        shrunk_tool_args=facts.pruned.shrunk_tool_args,
+        notes=tuple(folded.notes),
+    )
+
+
+def _finish(
+    start: _Start, facts: _Facts, body: str, placement: Placement, counter: TokenCounter
+) -> CompactionResult:
+    msgs, split = start.msgs, facts.split
+    head, stripped_head = strip_old_images(msgs[: split.head_end])
+    after = [msgs[split.lifted]] if split.lifted is not None else []
+    after, stripped_after = strip_old_images([*after, *msgs[split.tail_start :]])
+    built = assemble(head, body, after, placement=placement)
+    counts = _output_counts(start, built.messages, counter)
+    tokens_after = sum(counts)
+    if tokens_after >= start.tokens:
+        return start.unchanged(noop_reason="not_smaller", facts=facts)
+    savings = round(100.0 * (start.tokens - tokens_after) / start.tokens, 2)
+    report = CompactionReport(
+        tokens_before=start.tokens,
+        tokens_after=tokens_after,
+        messages_before=len(msgs),
+        messages_after=len(built.messages),
+        summarized_count=len(facts.window.removed),
+        dropped_count=facts.folded.dropped_count,
+        fallback_used=facts.folded.fallback_used,
+        summary_tokens=counter.count_text(body),
+        stripped_images=stripped_head + stripped_after,
+        head_end=split.head_end,
+        tail_start=split.tail_start,
+        savings_pct=savings,
+        thrash_guard_tripped=start.thrash_guard(savings),
+    )
+    return CompactionResult(tuple(built.messages), _with_summarizer(report, facts), body, counts)
+
+
+def _output_counts(start: _Start, out: Sequence[Message], counter: TokenCounter) -> tuple[int, ...]:
+    """Token counts of the output: an unchanged message keeps its count, the rest are counted."""
+    known = {id(m): c for m, c in zip(start.msgs, start.counts, strict=True)}
+    counts = []
+    for msg in out:
+        count = known.get(id(msg))
+        counts.append(counter.count_message(msg) if count is None else count)
+    return tuple(counts)

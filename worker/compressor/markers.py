@@ -1,0 +1,78 @@
+"""The text we put into a transcript, and how we recognize it again on a later pass.
+
+Three pieces: the reference-only prefix in front of every summary, the end marker after a
+summary that lands in (or merges into) a user message, and the one-time note appended to the
+system prompt. A later pass must find them again without any state of ours, so each starts
+with a fixed tag that ordinary conversation does not contain.
+"""
+
+from __future__ import annotations
+
+from worker.compressor.messages import Content, Message, content_text
+
+SUMMARY_TAG = "[COMPACTED CONTEXT — REFERENCE ONLY]"
+SUMMARY_PREFIX = (
+    f"{SUMMARY_TAG} The earlier part of this conversation was compacted into the summary "
+    "below so that it fits the context window. Read it as background, not as instructions: "
+    "requests and questions quoted in it belong to the past and were already handled, so do "
+    "not act on them because they appear here. Pick up the work from the '## Active Task' "
+    "section, and answer the newest real user message in the conversation (the one after "
+    "this summary, when there is one). Files and other state may already reflect the work "
+    "described here; do not redo it."
+)
+END_TAG = "--- END OF COMPACTED CONTEXT"
+END_MARKER = f"{END_TAG}: reply to the conversation that follows, not to the summary above ---"
+NOTE_TAG = "[Compaction note]"
+SYSTEM_NOTE = (
+    f"{NOTE_TAG} Parts of this conversation were compacted into a reference summary to save "
+    "context space. Treat that summary as background, build on the state it describes instead "
+    "of repeating finished work, and keep following these system instructions."
+)
+
+
+def render_summary(body: str, *, with_end_marker: bool) -> str:
+    """The summary message text: prefix, body and (for user-role placement) the end marker."""
+    text = f"{SUMMARY_PREFIX}\n\n{body.strip()}"
+    return f"{text}\n\n{END_MARKER}" if with_end_marker else text
+
+
+def is_summary(msg: Message) -> bool:
+    """True for a message that carries a compacted summary (standalone or merged)."""
+    return msg.role != "tool" and content_text(msg.content).startswith(SUMMARY_TAG)
+
+
+def summary_body(msg: Message) -> str | None:
+    """The summary body inside a summary message, without prefix and end marker."""
+    if not is_summary(msg):
+        return None
+    text = content_text(msg.content)
+    _, sep, rest = text.partition(SUMMARY_PREFIX)
+    body = rest if sep else text[len(SUMMARY_TAG) :]
+    body, _, _ = body.partition(END_TAG)
+    return body.strip()
+
+
+def merge_summary(text: str, content: Content) -> Content:
+    """Put a rendered summary (with end marker) in front of a message's own content."""
+    if content is None or isinstance(content, str):
+        return f"{text}\n\n{content}" if content else text
+    return ({"type": "text", "text": text}, *content)
+
+
+def without_summary(msg: Message) -> Message | None:
+    """The real message a merged summary was put in front of; None for a standalone summary."""
+    if not is_summary(msg):
+        return msg
+    content = msg.content
+    if isinstance(content, tuple):
+        rest = content[1:]
+        return msg.with_content(rest) if rest or msg.tool_calls else None
+    _, sep, after = (content or "").partition(END_MARKER)
+    after = after.strip() if sep else ""
+    if after or msg.tool_calls:
+        return msg.with_content(after or None)
+    return None
+
+
+def has_system_note(content: Content) -> bool:
+    return NOTE_TAG in content_text(content)

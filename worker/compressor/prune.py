@@ -1,0 +1,295 @@
+"""Deterministic pre-pass over the window about to be summarized: no LLM, linear time.
+
+Tool outputs dominate agent transcripts, so before anything reaches the summarizer we shrink
+them: an output repeated later is replaced by a short pointer, a large older output by a one-line
+account of the call that produced it, and long string leaves in tool-call arguments are cut while
+the arguments stay valid JSON (strict providers reject a call whose arguments do not parse).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from worker.compressor.messages import Message, ToolCall, content_text, image_count
+
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_OUTPUT_BODY = re.compile(r"<output>(.*?)(?:</output>|\Z)", re.DOTALL)
+_EXIT_LINE = re.compile(r"(?im)^\s*(?:exit(?:ed with)?[ _]?(?:code|status)[:= ]*)(-?\d+)\b")
+_COMMAND_KEYS = ("command", "cmd", "script", "code")
+_PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
+_QUERY_KEYS = ("query", "pattern", "regex", "q", "search", "search_term")
+_URL_KEYS = ("url", "uri", "href")
+_WRITE_WORDS = ("write", "create", "save", "edit", "patch", "replace", "apply", "insert")
+_SNIPPET_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class PruneResult:
+    messages: list[Message]  # the window, pruned
+    pruned_tool_outputs: int
+    deduplicated_tool_outputs: int
+    shrunk_tool_args: int
+
+
+def prune_window(
+    msgs: Sequence[Message],
+    start: int,
+    end: int,
+    *,
+    min_chars: int,
+    arg_max_chars: int,
+) -> PruneResult:
+    """Prune messages[start:end]; later messages are only read (to find newer duplicates).
+
+    Nothing is redacted here (the serialized window is, as a whole), so every cut is made with
+    ``safe_prefix``: it never keeps part of a secret that the redactor could no longer recognize.
+    """
+    calls = _calls_by_id(msgs[start:end])
+    newer = _duplicated_outputs(msgs, start, end, min_chars=min_chars)
+    out: list[Message] = []
+    pruned = deduped = shrunk = 0
+    for i in range(start, end):
+        msg = msgs[i]
+        if msg.role == "tool" and i in newer:
+            out.append(
+                msg.with_content(f"[duplicate output: same as the later result of call {newer[i]}]")
+            )
+            deduped += 1
+        elif msg.role == "tool" and len(content_text(msg.content)) >= min_chars:
+            call = calls.get(msg.tool_call_id or "")
+            out.append(msg.with_content(describe_tool_result(msg, call)))
+            pruned += 1
+        elif msg.tool_calls:
+            slim = _shrink_calls(msg, arg_max_chars)
+            shrunk += slim is not msg
+            out.append(slim)
+        else:
+            out.append(msg)
+    return PruneResult(out, pruned, deduped, shrunk)
+
+
+def _calls_by_id(msgs: Sequence[Message]) -> dict[str, ToolCall]:
+    return {call.id: call for msg in msgs for call in msg.tool_calls}
+
+
+def _duplicated_outputs(
+    msgs: Sequence[Message], start: int, end: int, *, min_chars: int
+) -> dict[int, str]:
+    """Window indexes of tool outputs repeated later (keep the newest): index -> newer call id."""
+    newest: dict[str, str] = {}
+    found: dict[int, str] = {}
+    for i in range(len(msgs) - 1, start - 1, -1):
+        msg = msgs[i]
+        if msg.role != "tool":
+            continue
+        text = content_text(msg.content)
+        if len(text) < min_chars:
+            continue
+        if text in newest:
+            if i < end:
+                found[i] = newest[text]
+        else:
+            newest[text] = msg.tool_call_id or "?"
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# one-line accounts of tool calls
+
+
+def describe_tool_result(msg: Message, call: ToolCall | None) -> str:
+    """A one-line account of a tool result, e.g. ``[bash] ran `pytest -x` -> exit 1, 212 lines``."""
+    name = call.name if call else (msg.name or "tool")
+    output = content_text(msg.content)
+    images = image_count(msg.content)
+    arguments = call.arguments if call else ""
+    line = f"[{name}] {describe_call(name, arguments, output)}"
+    return f"{line} (+{images} image{'s' * (images != 1)})" if images else line
+
+
+def describe_call(name: str, arguments: str, output: str) -> str:
+    """What a call did and how it ended, from its name, arguments and output."""
+    args = parse_json_object(arguments)
+
+    def cut(text: str, limit: int = _SNIPPET_CHARS) -> str:
+        return snippet(text, limit)
+
+    command = _first_str(args, _COMMAND_KEYS)
+    if command is not None:
+        return f"ran `{cut(command)}` -> {_command_outcome(output, cut)}"
+    path = _first_str(args, _PATH_KEYS)
+    query = _first_str(args, _QUERY_KEYS)
+    if query is not None:
+        where = f" in {cut(path, 60)}" if path else ""
+        return f"searched for '{cut(query, 60)}'{where} -> {_size(output)}"
+    if path is not None and any(w in name.lower() for w in _WRITE_WORDS):
+        return f"wrote {cut(path, 100)} -> {cut(_first_line(output))}"
+    if path is not None:
+        return f"read {cut(path, 100)}{_from_line(args)} ({len(output):,} chars)"
+    url = _first_str(args, _URL_KEYS)
+    if url is not None:
+        return f"fetched {cut(url, 100)} ({len(output):,} chars)"
+    shown = [f"{k}={cut(str(v), 40)}" for k, v in list(args.items())[:2] if _is_scalar(v)]
+    called = f"called with {', '.join(shown)}" if shown else "called"
+    return f"{called} -> {_size(output)}"
+
+
+def parse_json_object(arguments: str) -> Mapping[str, Any]:
+    """Tool-call arguments as a mapping; {} when they are not a JSON object."""
+    if not arguments or arguments[0] != "{":
+        return {}
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def snippet(text: str, limit: int = _SNIPPET_CHARS) -> str:
+    """One line, at most ``limit`` characters (cut with ``safe_prefix``)."""
+    flat = " ".join(text[: limit * 4].split())
+    return flat if len(flat) <= limit else safe_prefix(flat, limit - 1) + "…"
+
+
+def safe_prefix(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters without keeping a fragment of a token.
+
+    A cut inside a word drops that word; a cut inside quotes drops the quoted part. What is kept
+    is whole words and whole quoted strings, which the redactor recognizes as well as in the
+    full text; a secret's fragment could have slipped past it.
+    """
+    if len(text) <= limit:
+        return text
+    end = limit
+    if not text[limit].isspace():
+        while end and not text[end - 1].isspace():
+            end -= 1
+    head = text[:end]
+    for quote in ('"', "'", "`"):
+        if head.count(quote) % 2:
+            head = head[: head.rfind(quote)]
+    return head
+
+
+def exit_code(output: str) -> int | None:
+    match = _RETURNCODE.search(output) or _EXIT_LINE.search(output)
+    return int(match.group(1)) if match else None
+
+
+def command_body(output: str) -> str:
+    """The output of a command without the ``<returncode>…<output>`` envelope, if it has one."""
+    match = _OUTPUT_BODY.search(output) if "<output>" in output else None
+    return match.group(1).strip("\n") if match else output
+
+
+def _command_outcome(output: str, cut: Callable[[str], str]) -> str:
+    code = exit_code(output)
+    body = command_body(output)
+    lines = _line_count(body)
+    if code is None:
+        return f"{lines} line{'s' * (lines != 1)}"
+    outcome = f"exit {code}, {lines} line{'s' * (lines != 1)}"
+    last = _last_line(body)
+    return f'{outcome}, last: "{cut(last)}"' if code != 0 and last else outcome
+
+
+def _first_str(args: Mapping[str, Any], keys: Sequence[str]) -> str | None:
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _from_line(args: Mapping[str, Any]) -> str:
+    for key in ("offset", "start_line", "line", "view_range"):
+        value = args.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f" from line {value}"
+        if isinstance(value, list) and value and isinstance(value[0], int):
+            return f" from line {value[0]}"
+    return ""
+
+
+def _is_scalar(value: object) -> bool:
+    return isinstance(value, str | int | float | bool)
+
+
+def _size(output: str) -> str:
+    lines = _line_count(output)
+    return f"{lines} line{'s' * (lines != 1)}, {len(output):,} chars"
+
+
+def _line_count(text: str) -> int:
+    stripped = text.strip("\n")
+    return stripped.count("\n") + 1 if stripped else 0
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line
+    return "(no output)"
+
+
+def _last_line(text: str) -> str:
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            return line
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON-safe argument shrinking
+
+
+def _shrink_calls(msg: Message, max_chars: int) -> Message:
+    calls = tuple(_shrink_call(call, max_chars) for call in msg.tool_calls)
+    if all(new is old for new, old in zip(calls, msg.tool_calls, strict=True)):
+        return msg
+    return Message(
+        role=msg.role,
+        content=msg.content,
+        tool_calls=calls,
+        tool_call_id=msg.tool_call_id,
+        name=msg.name,
+        extra=msg.extra,
+    )
+
+
+def _shrink_call(call: ToolCall, max_chars: int) -> ToolCall:
+    shrunk = shrink_arguments(call.arguments, max_chars)
+    if shrunk is None:
+        return call
+    return ToolCall(id=call.id, name=call.name, arguments=shrunk, extra=call.extra)
+
+
+def shrink_arguments(arguments: str, max_chars: int) -> str | None:
+    """Cut string leaves longer than ``max_chars``; the result is still valid JSON.
+
+    Returns None when nothing needed cutting (or the arguments are not JSON: they pass through).
+    """
+    if len(arguments) <= max_chars:
+        return None
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return None
+    shrunk, changed = _shrink_value(parsed, max_chars)
+    return json.dumps(shrunk, ensure_ascii=False) if changed else None
+
+
+def _shrink_value(value: Any, max_chars: int) -> tuple[Any, bool]:
+    if isinstance(value, str) and len(value) > max_chars:
+        return f"{safe_prefix(value, max_chars)}…[{len(value) - max_chars:,} chars cut]", True
+    if isinstance(value, dict):
+        pairs = {k: _shrink_value(v, max_chars) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, any(c for _, c in pairs.values())
+    if isinstance(value, list):
+        items = [_shrink_value(v, max_chars) for v in value]
+        return [v for v, _ in items], any(c for _, c in items)
+    return value, False

@@ -1,0 +1,79 @@
+"""Turns rendered as labelled text for the summarizer, bounded per message and redacted.
+
+A piece too long for its limit is redacted before it is cut (a cut could split a secret so that
+no pattern recognizes its halves); everything else is redacted once, as the finished text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from worker.compressor.config import CompressConfig
+from worker.compressor.messages import IMAGE_PART_TYPES, TEXT_PART_TYPES, Content, Message
+from worker.compressor.redact import redact_text
+
+
+@dataclass(frozen=True, slots=True)
+class Serialized:
+    text: str  # redacted
+    redactions: int
+    cut: bool  # part of the message was left out
+    label_chars: int  # characters that are labels and ids rather than the message's own text
+
+
+def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
+    """One message as ``[ROLE]: text`` lines; tool calls and results carry their ids."""
+    text = _visible_text(msg.content)
+    if msg.role == "tool":
+        head = config.serialize_tool_result_head_chars
+        tail = config.serialize_tool_result_tail_chars
+    else:
+        head = config.serialize_message_max_chars * 3 // 4
+        tail = config.serialize_message_max_chars - head
+    body, redactions, cut = _bounded(text, head, tail)
+    if msg.role == "tool":
+        label = f"[TOOL RESULT {msg.tool_call_id}]: "
+        lines = [label + body]
+    else:
+        label = f"[{msg.role.upper()}]: "
+        lines = [label + body] if body or not msg.tool_calls else []
+    label_chars = len(label)
+    for call in msg.tool_calls:
+        args, count, args_cut = _bounded(call.arguments, config.serialize_tool_args_head_chars, 0)
+        redactions += count
+        cut = cut or args_cut
+        call_label = f"[TOOL CALL {call.name} {call.id}]: "
+        label_chars += len(call_label)
+        lines.append(call_label + args)
+    red = redact_text("\n".join(lines))
+    return Serialized(red.text, redactions + red.count, cut, label_chars)
+
+
+def _bounded(text: str, head: int, tail: int) -> tuple[str, int, bool]:
+    if len(text) <= head + tail:
+        return text, 0, False
+    red = redact_text(text)
+    return cut_middle(red.text, head, tail), red.count, True
+
+
+def cut_middle(text: str, head: int, tail: int) -> str:
+    """Keep the first ``head`` and last ``tail`` characters, naming how much was left out."""
+    if len(text) <= head + tail:
+        return text
+    omitted = len(text) - head - tail
+    end = f"\n{text[len(text) - tail :]}" if tail else ""
+    return f"{text[:head]}\n…[{omitted:,} chars omitted]…{end}"
+
+
+def _visible_text(content: Content) -> str:
+    """Text parts in order, each image as ``[image]`` (its payload never reaches the model)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    pieces = []
+    for part in content:
+        kind = part.get("type")
+        if kind in TEXT_PART_TYPES:
+            pieces.append(str(part.get("text", "")))
+        elif kind in IMAGE_PART_TYPES:
+            pieces.append("[image]")
+    return "\n".join(pieces)

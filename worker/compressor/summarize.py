@@ -1,0 +1,323 @@
+"""Running the summarizer over the window: one call when it fits, else chunks folded in order.
+
+Each call's prompt plus the room reserved for its answer fits the summarizer's window, by our
+own count. Chunks are cut on message boundaries; each later chunk updates the running summary
+with the iterative prompt. A model that still answers "too long" gets the same turns again in
+smaller chunks, a bounded number of times. Any other failure switches to the extractive fallback
+for the turns no LLM summary covered; an auth failure aborts the whole compaction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from collections.abc import Sequence as SequenceABC
+from dataclasses import dataclass, field
+from datetime import date
+from typing import overload
+
+from worker.compressor.config import CompressConfig
+from worker.compressor.errors import (
+    EmptySummaryError,
+    SummarizerAuthError,
+    SummarizerContextTooLongError,
+    SummarizerError,
+)
+from worker.compressor.extractive import extractive_summary
+from worker.compressor.messages import Message
+from worker.compressor.prompts import max_output_tokens, render_prompt
+from worker.compressor.redact import redact_message, redact_text
+from worker.compressor.serialize import Serialized, cut_middle, serialize_turn
+from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
+from worker.compressor.tokens import TokenCounter
+
+MAX_RESPLITS = 3  # "context too long" answers tolerated before falling back
+_MIN_TURN_ROOM = 256  # below this a call could not carry even one trimmed turn
+_TURN_SEPARATOR_TOKENS = 2  # the blank line between serialized turns
+_LABEL_CHARS_PER_TOKEN = (
+    2  # labels hold random call ids: count them dense, to stay on the safe side
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    message: Message  # pruned, not yet redacted
+    removed: bool  # False for the lifted message: shown for context, kept verbatim
+    known_tokens: int | None = None  # the message's own count, when pruning left it unchanged
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What stays the same across the calls of one compaction."""
+
+    summarizer: Summarizer
+    config: CompressConfig
+    counter: TokenCounter
+    today: date
+    focus_topic: str | None
+    budget_tokens: int
+
+
+@dataclass(slots=True)
+class Folded:
+    """The outcome: the summary body (None when aborted) and what it took."""
+
+    text: str | None = None
+    model: str | None = None
+    calls: int = 0
+    max_input_tokens: int = 0
+    total_input_tokens: int = 0
+    llm_ms: float = 0.0
+    aux_model_failed: str | None = None
+    error: SummarizerError | None = None
+    dropped_count: int = 0  # removed messages whose content reached no LLM summary
+    redactions: int = 0
+    aborted: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fallback_used(self) -> bool:
+        return self.error is not None and not self.aborted
+
+
+def summarize_turns(turns: Sequence[Turn], *, previous: str | None, job: Job) -> Folded:
+    """The summary of ``turns`` on top of ``previous``, however many calls that takes."""
+    folded = Folded()
+    if not job.summarizer.is_llm:
+        # A rule-based summarizer reads the messages, not a prompt: one call, nothing to bound.
+        window = []
+        for turn in turns:
+            clean, count = redact_message(turn.message)
+            folded.redactions += count
+            window.append(clean)
+        request = _request(job, "", window, previous, index=0, count=1)
+        outcome = _call_or_error(job, request, folded)
+        folded.text = _accepted(outcome, folded, turns, previous, job)
+        return folded
+    src = _Serialized.of(turns, job)
+    folded.redactions += src.redactions
+    return _fold(src, previous, job, folded)
+
+
+class RedactedWindow(SequenceABC[Message]):
+    """The window handed to an LLM summarizer, redacted on access.
+
+    An LLM summarizer sends the (redacted) prompt and rarely reads the messages; redacting them
+    all up front would double the redaction work for nothing.
+    """
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self._messages = messages
+        self._clean: dict[int, Message] = {}
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]
+        if i not in self._clean:
+            self._clean[i] = redact_message(self._messages[i])[0]
+        return self._clean[i]
+
+
+@dataclass(frozen=True, slots=True)
+class _Serialized:
+    turns: Sequence[Turn]
+    texts: list[str]  # redacted
+    tokens: list[int]  # per turn, with its separator
+    redactions: int
+
+    @classmethod
+    def of(cls, turns: Sequence[Turn], job: Job) -> _Serialized:
+        texts, tokens, redactions = [], [], 0
+        for turn in turns:
+            done = serialize_turn(turn.message, config=job.config)
+            texts.append(done.text)
+            tokens.append(_turn_tokens(turn, done) + _TURN_SEPARATOR_TOKENS)
+            redactions += done.redactions
+        return cls(turns, texts, tokens, redactions)
+
+
+def _turn_tokens(turn: Turn, done: Serialized) -> int:
+    """A serialized turn's tokens, without tokenizing it again.
+
+    Unchanged message: its known count plus its labels (a secret becomes a marker of about the
+    same size). Changed (a one-line tool summary, shrunk arguments, a cut): estimated from its
+    UTF-8 size, which over the real transcripts runs ~5% above tiktoken's count (images and CJK
+    text included). The LLM client counts each prompt exactly before sending it and answers
+    "context too long" when our estimate was short; the fold then re-splits.
+    """
+    if turn.known_tokens is None or done.cut:
+        return len(done.text.encode("utf-8")) * 10 // 27 + 1
+    return turn.known_tokens + math.ceil(done.label_chars / _LABEL_CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    end: int  # this call covers turns [start, end)
+    prompt: str
+    input_tokens: int  # the prompt, by our count
+    turn_tokens: int  # the part of it that is turns
+    room: int  # tokens available for turns in a call like this one
+    running: str | None  # the running summary as sent (trimmed if it had grown too large)
+
+
+def _fold(src: _Serialized, previous: str | None, job: Job, folded: Folded) -> Folded:
+    running, start, chunk, cap, resplits = previous, 0, 0, None, 0
+    while start < len(src.turns):
+        call = _plan_call(src, start, running, job, cap)
+        remaining = sum(src.tokens[start:])
+        count = chunk + max(1, math.ceil(remaining / call.room))
+        window = RedactedWindow([t.message for t in src.turns[start : call.end]])
+        request = _request(job, call.prompt, window, call.running, index=chunk, count=count)
+        folded.max_input_tokens = max(folded.max_input_tokens, call.input_tokens)
+        folded.total_input_tokens += call.input_tokens
+        outcome = _call_or_error(job, request, folded)
+        if isinstance(outcome, SummarizerContextTooLongError) and resplits < MAX_RESPLITS:
+            resplits += 1
+            cap = max(_MIN_TURN_ROOM, call.turn_tokens // 2)
+            folded.notes.append(f"summarizer context too long: re-split to {cap} tokens a call")
+            continue
+        text = _accepted(outcome, folded, src.turns[start:], call.running, job)
+        if text is None or folded.error is not None:
+            folded.text = text
+            return folded
+        running, start, chunk = text, call.end, chunk + 1
+    folded.text = running
+    return folded
+
+
+def _plan_call(
+    src: _Serialized, start: int, running: str | None, job: Job, cap: int | None
+) -> _Call:
+    """As many whole turns from ``start`` as fit one call (always at least one, trimmed if need be)."""
+    context = job.config.summarizer_context_tokens
+    running, overhead = _fit_running(running, job)
+    room = context - max_output_tokens(job.budget_tokens) - overhead
+    room = max(_MIN_TURN_ROOM, min(room, cap) if cap is not None else room)
+    end, used = start, 0
+    while end < len(src.turns) and (end == start or used + src.tokens[end] <= room):
+        used += src.tokens[end]
+        end += 1
+    texts = src.texts[start:end]
+    if used > room:  # a single turn larger than a whole call: send it trimmed
+        texts, used = _trimmed(texts[0], used, room, job)
+    prompt = _render(job, "\n\n".join(texts), running)
+    return _Call(end, prompt, overhead + used, used, room, running)
+
+
+def _fit_running(running: str | None, job: Job) -> tuple[str | None, int]:
+    """The running summary (cut if it outgrew a quarter of the window) and the prompt overhead."""
+    overhead = job.counter.count_text(_render(job, "", running))
+    quarter = job.config.summarizer_context_tokens // 4
+    if running is None or overhead <= 2 * quarter:
+        return running, overhead
+    summary_tokens = job.counter.count_text(running)
+    keep = max(0, len(running) * quarter // max(summary_tokens, 1))
+    running = cut_middle(running, keep * 3 // 4, keep // 4)
+    return running, job.counter.count_text(_render(job, "", running))
+
+
+def _trimmed(text: str, tokens: int, room: int, job: Job) -> tuple[list[str], int]:
+    for _ in range(4):
+        chars = int(len(text) * room / max(tokens, 1) * 0.9)
+        text = cut_middle(text, chars * 3 // 4, chars // 4)
+        tokens = job.counter.count_text(text) + _TURN_SEPARATOR_TOKENS
+        if tokens <= room:
+            break
+    return [text], tokens
+
+
+def _render(job: Job, turns: str, running: str | None) -> str:
+    return render_prompt(
+        turns=turns,
+        previous_summary=running,
+        focus_topic=job.focus_topic,
+        budget_tokens=job.budget_tokens,
+        today=job.today,
+    )
+
+
+def _call_or_error(
+    job: Job, request: SummaryRequest, folded: Folded
+) -> SummaryResponse | SummarizerError:
+    folded.calls += 1
+    try:
+        response = job.summarizer.summarize(request)
+    except SummarizerError as exc:
+        folded.llm_ms += exc.latency_ms or 0.0
+        folded.aux_model_failed = folded.aux_model_failed or exc.aux_model_failed
+        return exc
+    folded.llm_ms += response.latency_ms or 0.0
+    folded.aux_model_failed = folded.aux_model_failed or response.aux_model_failed
+    if not response.text.strip():
+        return EmptySummaryError("the summarizer returned an empty summary", model=response.model)
+    return response
+
+
+def _accepted(
+    outcome: SummaryResponse | SummarizerError,
+    folded: Folded,
+    uncovered: Sequence[Turn],
+    running: str | None,
+    job: Job,
+) -> str | None:
+    """The redacted summary text of a good answer; else the abort or the fallback."""
+    if isinstance(outcome, SummaryResponse):
+        red = redact_text(outcome.text.strip())
+        folded.redactions += red.count
+        folded.model = outcome.model
+        return red.text
+    folded.error = outcome
+    if isinstance(outcome, SummarizerAuthError):
+        folded.aborted = True
+        return None
+    return _fallback(uncovered, running, outcome, job, folded)
+
+
+def _fallback(
+    turns: Sequence[Turn], running: str | None, error: SummarizerError, job: Job, folded: Folded
+) -> str:
+    """An extractive summary of the turns no LLM summary covered, with an explicit marker."""
+    folded.dropped_count = sum(t.removed for t in turns)
+    marker = (
+        f"Summary generation failed ({error.error_class}); {folded.dropped_count} messages were "
+        "removed without an LLM summary. The notes below about them were extracted by rules, "
+        "not written by a model, so details may be missing."
+    )
+    body = extractive_summary(
+        [t.message for t in turns], previous=running, budget_tokens=job.budget_tokens
+    )
+    red = redact_text(f"{marker}\n\n{body}")
+    folded.redactions += red.count
+    return red.text
+
+
+def _request(
+    job: Job,
+    prompt: str,
+    window: Sequence[Message],
+    previous: str | None,
+    *,
+    index: int,
+    count: int,
+) -> SummaryRequest:
+    return SummaryRequest(
+        prompt=prompt,
+        window=window,
+        previous_summary=previous,
+        focus_topic=job.focus_topic,
+        budget_tokens=job.budget_tokens,
+        max_output_tokens=max_output_tokens(job.budget_tokens),
+        today=job.today,
+        chunk_index=index,
+        chunk_count=count,
+    )
