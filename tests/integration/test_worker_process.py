@@ -150,3 +150,25 @@ def test_the_heartbeat_keeps_a_long_jobs_lock(
             worker.stop()
         assert all(h is not None and h.startswith(f"{job_id}@") for h in holders), holders
         assert jobs.get_job(db, job_id=job_id).status == "succeeded"
+
+
+def test_a_prefork_worker_fails_a_job_past_its_soft_time_limit_as_timeout(
+    db: Database, private_redis: RedisServer, tmp_path: Path
+) -> None:
+    with FakeOpenAI(default=Reply.ok("Summary: too late.").after(5)) as llm:
+        env = worker_env(
+            db, private_redis, llm, tmp_path, job_soft_time_limit_s=1, job_hard_time_limit_s=20
+        )
+        session_id = seed_session(db)
+        version = sessions.get_session(db, session_id=session_id).version
+        job_id = seed_job(db, session_id)
+        worker = start_worker(env, tmp_path, pool="prefork", concurrency=1)
+        try:
+            with broker(private_redis.url) as app:
+                enqueue_job(job_id, app=app)
+            wait_until(lambda: finished(db, job_id), timeout_s=60, what="the job", logs=[worker])
+        finally:
+            worker.stop()
+        job = jobs.get_job(db, job_id=job_id)
+        assert (job.status, job.error_class) == ("failed", "timeout"), worker.log()
+        assert sessions.get_session(db, session_id=session_id).version == version

@@ -144,20 +144,30 @@ class StackProcess:
 
 
 def start_worker(
-    env: Mapping[str, str], log_dir: Path, *, name: str = "worker", concurrency: int = 4
+    env: Mapping[str, str],
+    log_dir: Path,
+    *,
+    name: str = "worker",
+    concurrency: int = 4,
+    pool: str = "threads",
 ) -> StackProcess:
-    """A ``compaction worker`` (threads pool), returned once it consumes from the queue."""
-    return start_workers(env, log_dir, names=[name], concurrency=concurrency)[0]
+    """A ``compaction worker``, returned once it consumes from the queue."""
+    return start_workers(env, log_dir, names=[name], concurrency=concurrency, pool=pool)[0]
 
 
 def start_workers(
-    env: Mapping[str, str], log_dir: Path, *, names: Iterable[str], concurrency: int = 4
+    env: Mapping[str, str],
+    log_dir: Path,
+    *,
+    names: Iterable[str],
+    concurrency: int = 4,
+    pool: str = "threads",
 ) -> list[StackProcess]:
     """Several workers, started together (each takes seconds to import), once all are ready."""
     procs = [
         StackProcess(
             name,
-            ["worker", f"--concurrency={concurrency}", f"--hostname={name}-%h@test"],
+            ["worker", f"--pool={pool}", f"--concurrency={concurrency}", f"--hostname={name}-%h@test"],
             env=env,
             log_dir=log_dir,
         ).start()
