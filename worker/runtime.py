@@ -86,6 +86,15 @@ def install(runtime: Runtime | None) -> None:
         _current = runtime
 
 
+def shutdown() -> None:
+    """Close this process's runtime, if it was ever made (a worker or pool child exiting)."""
+    global _current
+    with _current_lock:
+        if _current is not None:
+            _current.close()
+        _current = None
+
+
 def after_fork() -> None:
     """In a forked child: forget the parent's pools without closing the parent's sockets."""
     global _current

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import redis
+from kombu.exceptions import OperationalError as BrokerError
 
 from worker import hygiene, keys
 from worker.cooldowns import active_cooldown, endpoint_id
@@ -26,6 +27,7 @@ from worker.store.models import SessionRow
 from worker.store.sessions import effective_tokens
 
 log = logging.getLogger(__name__)
+BROKER_ERRORS = (BrokerError, redis.RedisError, OSError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +100,13 @@ def _create_and_enqueue(rt: Runtime, session_id: str) -> str | None:
         job = jobs.create_job(rt.db, session_id=session_id, trigger="sweep")
     except OpenJobExistsError:
         return None  # the gateway or a manual call got there first
-    # If the broker refuses, the job stays queued and the reaper sends it again later.
-    enqueue_job(job.id, app=rt.celery)
+    try:
+        enqueue_job(job.id, app=rt.celery)
+    except BROKER_ERRORS as exc:
+        # The job stays queued; the reaper sends it again once the broker is back.
+        log.warning(
+            "sweep job %s created but not sent (%s); the reaper will resend it", job.id, exc
+        )
     return job.id
 
 

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_process_shutdown, worker_shutdown
 
 from worker import callbacks, compaction, keys, runtime, sweeps
 from worker.celery_app import celery_app
@@ -27,6 +27,12 @@ MAX_RETRY_BACKOFF_S = 300.0
 @worker_process_init.connect
 def _after_fork(**_: Any) -> None:
     runtime.after_fork()  # a prefork child must not share its parent's sockets
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _on_shutdown(**_: Any) -> None:
+    runtime.shutdown()  # the LLM client's connections, the database pool, Redis
 
 
 @celery_app.task(
