@@ -167,7 +167,12 @@ def start_workers(
     procs = [
         StackProcess(
             name,
-            ["worker", f"--pool={pool}", f"--concurrency={concurrency}", f"--hostname={name}-%h@test"],
+            [
+                "worker",
+                f"--pool={pool}",
+                f"--concurrency={concurrency}",
+                f"--hostname={name}-%h@test",
+            ],
             env=env,
             log_dir=log_dir,
         ).start()
