@@ -134,6 +134,14 @@ def latest_user_violations(before: Sequence[Wire], after: Sequence[Wire]) -> lis
     return [Violation("latest_user_lost", None, "it is nowhere in the output")]
 
 
+def latest_user_is_still_last(before: Sequence[Wire], after: Sequence[Wire]) -> bool:
+    """Informational, not an invariant: no other user-role message (a summary) comes after it."""
+    wanted, got = _last_user(before), _last_user(after)
+    if wanted is None:
+        return True
+    return got is not None and got.get("content") == wanted.get("content")
+
+
 def _last_user(msgs: Sequence[Wire]) -> Wire | None:
     return next((m for m in reversed(msgs) if m.get("role") == "user"), None)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.invariants import Violation, check_transcript
+from bench.invariants import Violation, check_transcript, latest_user_is_still_last
 from worker.compressor.errors import InvalidTranscriptError
 from worker.compressor.messages import parse_messages
 from worker.compressor.tokens import TokenCounter
@@ -69,6 +69,8 @@ def outcome(
 ) -> Outcome:
     tokens_after = tokens_of(after, counter)
     violations = check_transcript(before, after)
+    if not latest_user_is_still_last(before, after):
+        notes = [*notes, "a user-role summary follows the latest user message"]
     if tokens_after is None:
         violations.append(Violation("unparseable_output", None, "not a valid wire transcript"))
     return Outcome(

@@ -189,10 +189,14 @@ def violation_listing(results: Sequence[CaseResult]) -> str:
 
 
 def notes_listing(results: Sequence[CaseResult]) -> str:
-    lines = [
-        f"- {side} on {r.name}: {'; '.join(getattr(r, side).notes)}"
-        for r in results
-        for side in ("hermes", "ours")
-        if getattr(r, side).notes
-    ]
+    """Notes by side, each with how many cases it applies to."""
+    lines: list[str] = []
+    for side in ("hermes", "ours"):
+        cases: dict[str, list[str]] = {}
+        for r in results:
+            for note in getattr(r, side).notes:
+                cases.setdefault(note, []).append(r.name)
+        for note, names in sorted(cases.items()):
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            lines.append(f"- {side}: {note} — {len(names)} of {len(results)} cases ({shown})")
     return "\n".join(lines) if lines else "- none"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bench.invariants import check_transcript
+from bench.invariants import check_transcript, latest_user_is_still_last
 from tests.data import real_transcripts
 
 SYSTEM = {"role": "system", "content": "You are a careful agent."}
@@ -118,3 +118,5 @@ def test_latest_user_message_lost_is_caught() -> None:
 def test_a_summary_after_the_verbatim_latest_user_message_is_allowed() -> None:
     after = [GOOD_AFTER[0], user("go"), says("x"), user("[summary] the user said go")]
     assert kinds(after) == []
+    assert not latest_user_is_still_last(BEFORE, after)
+    assert latest_user_is_still_last(BEFORE, GOOD_AFTER)
