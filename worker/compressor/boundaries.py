@@ -102,7 +102,7 @@ def keep_latest_user(
         return split
     if latest < split.head_end:
         return Split(latest, split.tail_start, lifted=latest)
-    if sum(counts[latest:]) <= budget.ceiling_tokens:
+    if latest + 1 == split.tail_start or sum(counts[latest:]) <= budget.ceiling_tokens:
         # A user message is a clean boundary: no tool group starts before it and ends after.
         return Split(split.head_end, latest)
     return Split(split.head_end, split.tail_start, lifted=latest)

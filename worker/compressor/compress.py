@@ -97,7 +97,7 @@ def _plan(
     protect = config.protect_first_n if first_pass else 0
     split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
     anchors = {latest_real(msgs, "user"), latest_real(msgs, "assistant")}
-    while True:
+    while split.head_end < split.tail_start:
         after = split.lifted if split.lifted is not None else split.tail_start
         prev = msgs[split.head_end - 1] if split.head_end else None
         placement = summary_placement(prev, msgs[after] if after < len(msgs) else None)
@@ -109,6 +109,7 @@ def _plan(
         if smaller is None:
             return split, placement
         split = smaller
+    return split, "assistant"  # an empty window: nothing will be placed
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,7 +90,7 @@ def extractive_summary(
     caps = _Caps.for_budget(budget_tokens)
     sections = {
         "Active Task": _active_task(facts, old),
-        "Goal": old.get("Goal") or (_quote(facts.asks[0], 500) if facts.asks else "Not stated."),
+        "Goal": old.get("Goal") or _goal(facts),
         "Constraints & Preferences": _merge_lines(
             old, "Constraints & Preferences", facts.constraints, caps.lines
         ),
@@ -160,7 +160,9 @@ def _user_turn(facts: _Facts, text: str) -> None:
     facts.asks.append(text)
     facts.pending.append(_quote(text, 300))
     facts.constraints.extend(
-        snippet(line, 200) for line in text.splitlines() if _CONSTRAINT.search(line)
+        snippet(line.strip().lstrip("-*• ").strip(), 200)
+        for line in text.splitlines()
+        if _CONSTRAINT.search(line)
     )
     facts.files.extend(_PATH_TOKEN.findall(text))
 
@@ -216,6 +218,14 @@ def _quote(text: str, limit: int) -> str:
     if len(quoted) > limit:
         quoted = safe_prefix(quoted, limit) + f"…[{len(quoted) - limit:,} chars not quoted]"
     return f'User asked: "{quoted}"'
+
+
+def _goal(facts: _Facts) -> str:
+    if not facts.asks:
+        return "Not stated."
+    if len(facts.asks) == 1:
+        return "As in the Active Task."
+    return _quote(facts.asks[0], 500)
 
 
 def _active_task(facts: _Facts, old: dict[str, str]) -> str:

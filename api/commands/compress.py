@@ -1,0 +1,130 @@
+"""``compaction compress FILE``: compact one transcript file offline; print messages + report.
+
+The file holds a JSON list of OpenAI-format messages, or ``{"messages": [...]}``. The summarizer
+is the one the settings describe (the LLM when ``COMPACTION_LLM_BASE_URL`` is set, else the
+extractive one), so this runs exactly what a worker would, minus the queue and the database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+HELP = "compact one transcript file offline and print messages + report"
+DEFAULT_CONTEXT_LENGTH = 128_000
+
+
+class UsageError(Exception):
+    """A problem with the input the user gave us: reported in one line, exit code 2."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, metavar="FILE", help="transcript JSON file")
+    parser.add_argument(
+        "--context-length",
+        type=int,
+        default=DEFAULT_CONTEXT_LENGTH,
+        metavar="N",
+        help=f"the main model's window in tokens ({DEFAULT_CONTEXT_LENGTH:,})",
+    )
+    parser.add_argument("--focus", metavar="TOPIC", help="favour this topic in the summary")
+    parser.add_argument("--out", type=Path, metavar="FILE", help="write the result here")
+    parser.add_argument(
+        "--model", metavar="M", help="the main model: picks the token encoding (settings)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        result = compact_file(
+            args.file, context_length=args.context_length, focus=args.focus, model=args.model
+        )
+        write_result(result, args.out)
+    except UsageError as exc:
+        print(f"compaction compress: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def compact_file(
+    path: Path, *, context_length: int, focus: str | None, model: str | None
+) -> dict[str, Any]:
+    """Read, compact and return ``{"messages", "report"}`` for one transcript file."""
+    from worker.compressor.compress import compress
+    from worker.compressor.config import CompressConfig
+    from worker.compressor.errors import InvalidTranscriptError
+    from worker.compressor.messages import parse_messages, to_wire_list
+    from worker.encodings import counter_for_model
+    from worker.settings import get_settings
+    from worker.summarizers import build_summarizer, close_summarizer
+
+    if context_length < 1:
+        raise UsageError(
+            f"--context-length must be a positive number of tokens, not {context_length}"
+        )
+    try:
+        messages = parse_messages(_messages_of(read_json(path), path))
+    except InvalidTranscriptError as exc:
+        raise UsageError(f"{path}: invalid transcript: {exc}") from exc
+    settings = get_settings()
+    config = CompressConfig(
+        context_length=context_length,
+        summarizer_context_tokens=settings.summary_context_length,
+        min_messages=settings.min_messages,
+        ineffective_savings_pct=settings.ineffective_savings_pct,
+        thrash_strikes=settings.thrash_strikes,
+    )
+    summarizer = build_summarizer(settings)
+    try:
+        result = compress(
+            messages,
+            config=config,
+            summarizer=summarizer,
+            counter=counter_for_model(model or settings.main_model),
+            today=date.today(),
+            focus_topic=focus,
+        )
+    finally:
+        close_summarizer(summarizer)
+    return {"messages": to_wire_list(result.messages), "report": result.report.to_dict()}
+
+
+def read_json(path: Path) -> object:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise UsageError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise UsageError(f"{path}: is a directory, not a transcript file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read: {exc}") from exc
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
+
+
+def _messages_of(doc: object, path: Path) -> object:
+    """The message list of a document: the list itself, or its ``messages`` key."""
+    if isinstance(doc, dict):
+        if "messages" not in doc:
+            raise UsageError(f'{path}: expected a JSON list of messages or {{"messages": [...]}}')
+        return doc["messages"]
+    return doc
+
+
+def write_result(result: dict[str, Any], out: Path | None) -> None:
+    text = json.dumps(result, ensure_ascii=False, indent=2)
+    if out is None:
+        print(text)
+        return
+    try:
+        out.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot write: {exc}") from exc
