@@ -195,7 +195,7 @@ def render(results: Sequence[CaseResult], *, header: str) -> str:
         table.time_table(rows),
         "",
         "Size: tokens counted with tiktoken the same way for both outputs; summarizer input is "
-        "the prompt each summary call was handed, in tokens.",
+        "the prompt each summary call was handed, in tiktoken tokens (t) and characters (ch).",
         "",
         table.size_table(rows),
         "",

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bench.measure import CaseResult
+from bench.measure import CaseResult, SummarizerInput
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,12 +22,8 @@ class Row:
     cached_s: float
     hermes_tokens_after: int | None
     ours_tokens_after: int | None
-    hermes_in_max: int
-    hermes_in_total: int
-    hermes_calls: int
-    ours_in_max: int
-    ours_in_total: int
-    ours_calls: int
+    hermes_in: SummarizerInput
+    ours_in: SummarizerInput
     ours_budget: int
     hermes_violations: int
     ours_violations: int
@@ -44,12 +40,8 @@ def row_of(r: CaseResult) -> Row:
         cached_s=r.ours.median_s,
         hermes_tokens_after=r.hermes.tokens_after,
         ours_tokens_after=r.ours.tokens_after,
-        hermes_in_max=r.hermes.summarizer_input.max_tokens,
-        hermes_in_total=r.hermes.summarizer_input.total_tokens,
-        hermes_calls=r.hermes.summarizer_input.calls,
-        ours_in_max=r.ours.summarizer_input.max_tokens,
-        ours_in_total=r.ours.summarizer_input.total_tokens,
-        ours_calls=r.ours.summarizer_input.calls,
+        hermes_in=r.hermes.summarizer_input,
+        ours_in=r.ours.summarizer_input,
         ours_budget=r.ours_budget_tokens,
         hermes_violations=len(r.hermes.violations),
         ours_violations=len(r.ours.violations),
@@ -69,15 +61,22 @@ def summed_row(label: str, results: Sequence[CaseResult]) -> Row:
         cached_s=sum(r.cached_s for r in rows),
         hermes_tokens_after=_sum_or_none([r.hermes_tokens_after for r in rows]),
         ours_tokens_after=_sum_or_none([r.ours_tokens_after for r in rows]),
-        hermes_in_max=max(r.hermes_in_max for r in rows),
-        hermes_in_total=sum(r.hermes_in_total for r in rows),
-        hermes_calls=sum(r.hermes_calls for r in rows),
-        ours_in_max=max(r.ours_in_max for r in rows),
-        ours_in_total=sum(r.ours_in_total for r in rows),
-        ours_calls=sum(r.ours_calls for r in rows),
+        hermes_in=_combined([r.hermes_in for r in rows]),
+        ours_in=_combined([r.ours_in for r in rows]),
         ours_budget=min(r.ours_budget for r in rows),
         hermes_violations=sum(r.hermes_violations for r in rows),
         ours_violations=sum(r.ours_violations for r in rows),
+    )
+
+
+def _combined(inputs: Sequence[SummarizerInput]) -> SummarizerInput:
+    """The largest single call of all, and the totals summed."""
+    return SummarizerInput(
+        calls=sum(i.calls for i in inputs),
+        max_chars=max(i.max_chars for i in inputs),
+        max_tokens=max(i.max_tokens for i in inputs),
+        total_chars=sum(i.total_chars for i in inputs),
+        total_tokens=sum(i.total_tokens for i in inputs),
     )
 
 
@@ -146,8 +145,10 @@ def size_table(rows: Sequence[Row]) -> str:
         "case",
         "tokens after Hermes",
         "tokens after ours",
-        "summ. input Hermes: largest call / total (calls)",
-        "summ. input ours: largest call / total (calls)",
+        "summ. input Hermes: largest call",
+        "Hermes: all calls",
+        "summ. input ours: largest call",
+        "ours: all calls",
         "our budget",
         "violations Hermes",
         "violations ours",
@@ -157,15 +158,22 @@ def size_table(rows: Sequence[Row]) -> str:
             r.label,
             _int(r.hermes_tokens_after),
             _int(r.ours_tokens_after),
-            f"{r.hermes_in_max:,} / {r.hermes_in_total:,} ({r.hermes_calls})",
-            f"{r.ours_in_max:,} / {r.ours_in_total:,} ({r.ours_calls})",
-            f"{r.ours_budget:,}",
+            _size(r.hermes_in.max_tokens, r.hermes_in.max_chars),
+            _size(r.hermes_in.total_tokens, r.hermes_in.total_chars, r.hermes_in.calls),
+            _size(r.ours_in.max_tokens, r.ours_in.max_chars),
+            _size(r.ours_in.total_tokens, r.ours_in.total_chars, r.ours_in.calls),
+            f"{r.ours_budget:,} t",
             str(r.hermes_violations),
             str(r.ours_violations),
         )
         for r in rows
     ]
     return markdown(header, lines)
+
+
+def _size(tokens: int, chars: int, calls: int | None = None) -> str:
+    cell = f"{tokens:,} t / {chars:,} ch"
+    return cell if calls is None else f"{cell} ({calls} call{'s' if calls != 1 else ''})"
 
 
 def real_detail_table(results: Sequence[CaseResult]) -> str:
