@@ -98,8 +98,18 @@ def hermes_notes(raw: dict[str, Any]) -> list[str]:
     return notes
 
 
-def our_notes(report: CompactionReport, *, same_output: bool) -> list[str]:
+def window_overflows(run: OurRun, config: CompressConfig, counter: TokenCounter) -> int:
+    """Calls whose prompt plus reserved answer, by tiktoken, exceed the summarizer's window."""
+    return sum(
+        counter.count_text(prompt) + reserved > config.summarizer_context_tokens
+        for prompt, reserved in zip(run.prompts, run.reserved_output_tokens, strict=True)
+    )
+
+
+def our_notes(report: CompactionReport, *, same_output: bool, overflows: int) -> list[str]:
     notes = []
+    if overflows:
+        notes.append(f"{overflows} call(s): prompt + reserved answer above the summarizer window")
     if report.noop_reason:
         notes.append(f"no-op: {report.noop_reason}")
     if report.fallback_used:
@@ -158,11 +168,16 @@ def run_case(
             times_s=[run.seconds for run in ours["cached"]],
             prompts=cached.prompts,
             counter=counter,
-            notes=our_notes(cached.report, same_output=cold.messages == cached.messages),
+            notes=our_notes(
+                cached.report,
+                same_output=cold.messages == cached.messages,
+                overflows=window_overflows(cached, config, counter),
+            ),
         ),
         ours_cold_s=median([run.seconds for run in ours["cold"]]),
         ours_budget_tokens=config.summarizer_context_tokens,
         tail_budget_tokens=config.tail_budget_tokens,
+        hermes_settings=hermes_runs[0]["settings"],
     )
 
 
@@ -198,6 +213,10 @@ def render(results: Sequence[CaseResult], *, header: str) -> str:
         "the prompt each summary call was handed, in tiktoken tokens (t) and characters (ch).",
         "",
         table.size_table(rows),
+        "",
+        "Settings Hermes derived for each window (ours mapped onto them, see the method):",
+        "",
+        table.settings_table(results),
         "",
         "Invariant violations (DESIGN.md 1-3, one checker for both):",
         "",

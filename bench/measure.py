@@ -94,4 +94,5 @@ class CaseResult:
     ours: Outcome  # the cached-counts run (the worker's path); its median time
     ours_cold_s: float  # median of the cold runs (fresh counter, no token_counts)
     ours_budget_tokens: int  # the summarizer input budget our config enforces
-    tail_budget_tokens: int  # the same for both sides, by construction
+    tail_budget_tokens: int  # ours; Hermes' is hermes_settings["tail_token_budget"]
+    hermes_settings: dict[str, Any]  # what Hermes derived for this window

@@ -26,6 +26,7 @@ class StubSummarizer:
 
     summary_text: str
     prompts: list[str] = field(default_factory=list)
+    reserved_output_tokens: list[int] = field(default_factory=list)  # per call
 
     @property
     def name(self) -> str:
@@ -38,6 +39,7 @@ class StubSummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         self.prompts.append(request.prompt)
+        self.reserved_output_tokens.append(request.max_output_tokens)
         return SummaryResponse(text=self.summary_text, model="stub")
 
 
@@ -46,6 +48,7 @@ class OurRun:
     seconds: float
     messages: list[dict[str, Any]]  # the wire output
     prompts: tuple[str, ...]  # what the summarizer was handed
+    reserved_output_tokens: tuple[int, ...]  # the answer room each call asked for
     report: CompactionReport
 
 
@@ -76,4 +79,5 @@ def run_once(
     )
     out = to_wire_list(result.messages)
     elapsed = time.perf_counter() - started
-    return OurRun(elapsed, out, tuple(stub.prompts), result.report)
+    reserved = tuple(stub.reserved_output_tokens)
+    return OurRun(elapsed, out, tuple(stub.prompts), reserved, result.report)

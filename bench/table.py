@@ -181,6 +181,32 @@ def real_detail_table(results: Sequence[CaseResult]) -> str:
     return time_table([row_of(r) for r in results if r.group == "real"])
 
 
+def settings_table(results: Sequence[CaseResult]) -> str:
+    """Hermes' derived trigger and budgets, and our tail budget, for the non-real cases."""
+    header = (
+        "case",
+        "window",
+        "Hermes trigger",
+        "Hermes tail budget (chars/4)",
+        "our tail budget (tiktoken)",
+        "Hermes summary cap",
+    )
+    lines = [
+        (
+            r.name,
+            f"{r.context_length:,}",
+            f"{r.hermes_settings['threshold_tokens']:,} "
+            f"({r.hermes_settings['threshold_tokens'] / r.context_length:.0%})",
+            f"{r.hermes_settings['tail_token_budget']:,}",
+            f"{r.tail_budget_tokens:,}",
+            f"{r.hermes_settings['max_summary_tokens']:,}",
+        )
+        for r in results
+        if r.group != "real"
+    ]
+    return markdown(header, lines)
+
+
 def violation_listing(results: Sequence[CaseResult]) -> str:
     """Violations by side and kind, with the first example of each."""
     lines: list[str] = []
