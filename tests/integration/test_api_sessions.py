@@ -302,3 +302,11 @@ def test_openapi_docs_are_served(api: Api) -> None:
     assert {"/v1/sessions/{session_id}", "/v1/sessions/{session_id}/messages", "/v1/jobs"} <= set(
         paths
     )
+
+
+def test_readyz_names_an_unreachable_database(tmp_path: Path, broker_url: str) -> None:
+    dead_db = f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/nothing?connect_timeout=2"
+    for api in open_api(api_settings(dead_db, broker_url, tmp_path), broker_url):
+        r = api.client.get("/readyz")
+        assert r.status_code == 503 and "database unreachable" in r.json()["detail"]
+        assert "compaction_jobs" in api.client.get("/metrics").text  # a scrape still answers
