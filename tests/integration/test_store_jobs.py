@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy.exc import IntegrityError
@@ -56,7 +57,7 @@ DESIGN_TELEMETRY = (
 )
 
 
-def session(db: Database, session_id: str = "s1", turns: int = 5) -> list[dict[str, object]]:
+def session(db: Database, session_id: str = "s1", turns: int = 5) -> list[dict[str, Any]]:
     msgs = make_transcript(turns)
     put_snapshot(
         db,
@@ -76,7 +77,7 @@ def claimed(db: Database, session_id: str = "s1", trigger: str = "hygiene") -> J
     return claim
 
 
-def say(text: str) -> dict[str, object]:
+def say(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
