@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from worker.compressor.messages import Content, Message, Part, ToolCall
 from worker.compressor.secret_names import (
@@ -50,16 +50,9 @@ class Redacted:
     count: int  # secrets replaced
 
 
-@dataclass(frozen=True, slots=True)
-class _Pass:
-    apply: Callable[[str], tuple[str, int]]
+class _Pass(NamedTuple):
     needles: tuple[str, ...]  # lower-case substrings; none present: the pass is skipped
-
-    def wanted(self, lowered: str) -> bool:
-        for needle in self.needles:  # noqa: SIM110 -- no generator: runs per pass per message
-            if needle in lowered:
-                return True
-        return False
+    apply: Callable[[str], tuple[str, int]]
 
 
 def redact_text(text: str) -> Redacted:
@@ -68,10 +61,14 @@ def redact_text(text: str) -> Redacted:
         return Redacted(text, 0)
     lowered = text.lower()
     total = 0
-    for step in _PASSES:
-        if not step.wanted(lowered):
+    for needles, apply in _PASSES:
+        # Inline loops, no generator or method call: this runs for every pass on every message.
+        for needle in needles:
+            if needle in lowered:
+                break
+        else:
             continue
-        text, count = step.apply(text)
+        text, count = apply(text)
         if count:
             total += count
             lowered = text.lower()
@@ -83,6 +80,7 @@ def redact_text(text: str) -> Redacted:
 
 Replacer = Callable[[re.Match[str]], str]
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_UNICODE_ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}")  # after a backslash: one escaped character
 
 
 def _regex_pass(
@@ -107,7 +105,7 @@ def _regex_pass(
 
         return pattern.sub(substitute, text), count
 
-    return _Pass(apply, needles)
+    return _Pass(needles, apply)
 
 
 def _starts_token(text: str, i: int, extra: str = "") -> bool:
@@ -117,7 +115,9 @@ def _starts_token(text: str, i: int, extra: str = "") -> bool:
     before = text[i - 1]
     if before not in _TOKEN_CHARS and before not in extra:
         return True
-    return before in "nrt" and i >= 2 and text[i - 2] == "\\"
+    if before in "nrt" and i >= 2 and text[i - 2] == "\\":
+        return True
+    return i >= 6 and text[i - 6] == "\\" and _UNICODE_ESCAPE.fullmatch(text, i - 5, i) is not None
 
 
 def _hide_group(m: re.Match[str], group: str, marker: str = MARKER) -> str:
@@ -138,58 +138,76 @@ def _hide_value(m: re.Match[str], group: str = "value") -> str:
 # ---------------------------------------------------------------------------------------------
 # Vendor-prefixed keys: the prefix stays, it tells a reader which vendor's key this was.
 
-# (prefix, body, needle)
-_VENDOR_TOKENS: tuple[tuple[str, str, str], ...] = (
-    (r"sk-(?:ant-|proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_-]{20,}", "sk-"),
-    (r"[sr]k_(?:live|test)_", r"[A-Za-z0-9]{16,}", "k_"),
-    (r"whsec_", r"[A-Za-z0-9+/=]{20,}", "whsec_"),
-    (r"gh[pousr]_", r"[A-Za-z0-9]{30,}", "gh"),
-    (r"github_pat_", r"[A-Za-z0-9_]{30,}", "github_pat_"),
-    (r"xox[abposre]-", r"[A-Za-z0-9-]{10,}", "xox"),
-    (r"xapp-", r"[A-Za-z0-9-]{10,}", "xapp-"),
-    (r"AIza", r"[0-9A-Za-z_-]{30,}", "aiza"),
-    (r"hf_", r"[A-Za-z0-9]{30,}", "hf_"),
-    (r"pypi-", r"[A-Za-z0-9_-]{40,}", "pypi-"),
-    (r"gl(?:pat|dt|rt|ptt|soat|ft|cbt)-", r"[A-Za-z0-9_-]{20,}", "gl"),
-    (r"npm_", r"[A-Za-z0-9]{30,}", "npm_"),
-    (r"gsk_", r"[A-Za-z0-9]{30,}", "gsk_"),
-    (r"pplx-", r"[A-Za-z0-9]{30,}", "pplx-"),
-    (r"r8_", r"[A-Za-z0-9]{30,}", "r8_"),
-    (r"nvapi-", r"[A-Za-z0-9_-]{30,}", "nvapi-"),
-    (r"tvly-", r"[A-Za-z0-9_-]{20,}", "tvly-"),
-    (r"do[por]_v1_", r"[a-f0-9]{40,}", "_v1_"),
-    (r"shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32,}", "shp"),
-    (r"SG\.", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sg."),
-    (r"AGE-SECRET-KEY-1", r"[A-Z0-9]{40,}", "age-secret-key-"),
+# (head, rest of the prefix, body, needle). The head is a fixed-width start: the boundary check
+# sits right after it, so the engine can still jump from one occurrence of the head to the next.
+_VENDOR_TOKENS: tuple[tuple[str, str, str, str], ...] = (
+    (r"sk-", r"(?:ant-|proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_-]{20,}", "sk-"),
+    (r"[sr]k_", r"(?:live|test)_", r"[A-Za-z0-9]{16,}", "k_"),
+    (r"whsec_", "", r"[A-Za-z0-9+/=]{20,}", "whsec_"),
+    (r"gh[pousr]_", "", r"[A-Za-z0-9]{30,}", "gh"),
+    (r"github_pat_", "", r"[A-Za-z0-9_]{30,}", "github_pat_"),
+    (r"xox[abposre]-", "", r"[A-Za-z0-9-]{10,}", "xox"),
+    (r"xapp-", "", r"[A-Za-z0-9-]{10,}", "xapp-"),
+    (r"AIza", "", r"[0-9A-Za-z_-]{30,}", "aiza"),
+    (r"hf_", "", r"[A-Za-z0-9]{30,}", "hf_"),
+    (r"pypi-", "", r"[A-Za-z0-9_-]{40,}", "pypi-"),
+    (r"gl", r"(?:pat|dt|rt|ptt|soat|ft|cbt)-", r"[A-Za-z0-9_-]{20,}", "gl"),
+    (r"npm_", "", r"[A-Za-z0-9]{30,}", "npm_"),
+    (r"gsk_", "", r"[A-Za-z0-9]{30,}", "gsk_"),
+    (r"pplx-", "", r"[A-Za-z0-9]{30,}", "pplx-"),
+    (r"r8_", "", r"[A-Za-z0-9]{30,}", "r8_"),
+    (r"nvapi-", "", r"[A-Za-z0-9_-]{30,}", "nvapi-"),
+    (r"tvly-", "", r"[A-Za-z0-9_-]{20,}", "tvly-"),
+    (r"do[por]_v1_", "", r"[a-f0-9]{40,}", "_v1_"),
+    (r"shp", r"(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32,}", "shp"),
+    (r"SG\.", "", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sg."),
+    (r"AGE-SECRET-KEY-1", "", r"[A-Z0-9]{40,}", "age-secret-key-"),
     # AWS access key ids: long-term (AKIA), temporary (ASIA) and their kin.
-    (r"A(?:KIA|SIA|BIA|CCA)", r"[A-Z0-9]{16}(?![A-Za-z0-9])", "a"),
+    (r"A", r"(?:KIA|SIA|BIA|CCA)", r"[A-Z0-9]{16}(?![A-Za-z0-9])", "a"),
 )
 # A lower-case kebab-case body is a name (sk-learn-style), not a random key.
 _KEBAB_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
+def _after_boundary(head: str) -> str:
+    """``head`` that starts a token: not glued to a token before it, a JSON escape aside.
+
+    The check is a look-behind placed after the head; a leading look-behind would make the
+    engine try the whole pattern at every position, and a match that starts inside a long run
+    of token characters would be retried at every later offset of that run.
+    """
+    return rf"{head}(?:(?<![A-Za-z0-9_-]{head})|(?<=\\[nrt]{head})|(?<=\\u[0-9A-Fa-f]{{4}}{head}))"
+
+
 def _vendor_replace(m: re.Match[str]) -> str:
-    if not _starts_token(m.string, m.start()) or _KEBAB_RE.fullmatch(m.group("body")):
+    if _KEBAB_RE.fullmatch(m.group("body")):
         return m.group(0)
     return m.group("prefix") + MARKER
 
 
 def _vendor_passes() -> list[_Pass]:
     return [
-        _regex_pass(re.compile(rf"(?P<prefix>{prefix})(?P<body>{body})"), _vendor_replace, needle)
-        for prefix, body, needle in _VENDOR_TOKENS
+        _regex_pass(
+            re.compile(rf"(?P<prefix>{_after_boundary(head)}{rest})(?P<body>{body})"),
+            _vendor_replace,
+            needle,
+        )
+        for head, rest, body, needle in _VENDOR_TOKENS
     ]
 
 
 # ---------------------------------------------------------------------------------------------
 # Structured secrets: private keys, URLs, headers, JWTs, bot tokens.
 
-# A block cut off before its END line is hidden up to where the base64 stops.
-_PEM = re.compile(
-    r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:.*?-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,-]*)",
-    re.DOTALL,
-)
+# Bodies are consumed possessively and may not run into another "-----" line, so each BEGIN
+# costs only its own block. A block cut off before its END line is hidden as far as it still
+# looks like one: base64 lines of 16+ characters and the Proc-Type/DEK-Info headers.
+_PEM_BEGIN = r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
+_PEM_END = r"-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
+_PEM_BODY = r"(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----))*+"
+_PEM_LINE = r"(?:[A-Za-z0-9+/=]{16,}+|(?:Proc-Type|DEK-Info):[^\n\\]*+)"
+_PEM_CUT_BODY = rf"(?:(?:\s|\\[nr])*+{_PEM_LINE})*+"
+_PEM = re.compile(rf"{_PEM_BEGIN}(?:{_PEM_BODY}{_PEM_END}|{_PEM_CUT_BODY})")
 
 # Userinfo of any URL, databases and brokers included: scheme://user:password@host. The user
 # stays; the password runs to the last "@" of the authority (passwords may hold "@").
@@ -217,10 +235,16 @@ def _credential_replace(m: re.Match[str]) -> str:
     return _hide_group(m, "cred")
 
 
-_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
+_JWT = re.compile(_after_boundary("eyJ") + r"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
 # Telegram: bot<id>:<secret> anywhere; a bare <id>:<secret> only with the usual "AA" start.
-_TELEGRAM_BOT = re.compile(r"bot\d{6,12}:(?P<tok>[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])")
-_TELEGRAM_BARE = re.compile(r"\d{6,12}:(?P<tok>AA[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])")
+_TELEGRAM_BOT = re.compile(
+    _after_boundary("bot") + r"\d{6,12}:(?P<tok>[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])"
+)
+# A leading look-behind is affordable here: the pass only runs on text holding ":AA".
+_TELEGRAM_BARE = re.compile(
+    r"(?:(?<![A-Za-z0-9_:])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4}))"
+    r"\d{6,12}:(?P<tok>AA[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])"
+)
 # Discord bot tokens: base64 user id, timestamp, HMAC.
 _DISCORD = re.compile(
     r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
@@ -229,12 +253,6 @@ _DISCORD = re.compile(
 
 def _whole_token(m: re.Match[str]) -> str:
     return MARKER if _starts_token(m.string, m.start(), "-.") else m.group(0)
-
-
-def _telegram_replace(m: re.Match[str]) -> str:
-    if not _starts_token(m.string, m.start(), ":"):
-        return m.group(0)
-    return _hide_group(m, "tok")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,7 +327,7 @@ def _form_head_replace(m: re.Match[str]) -> str:
 
 # --password hunter2, --api-key=…; a flag's value never starts with "-" (that is the next flag).
 _CLI_FLAG = re.compile(
-    r"--(?<![A-Za-z0-9_-]--)(?P<name>[A-Za-z0-9][A-Za-z0-9-]{0,40})(?:=|[ \t]+)"
+    _after_boundary("--") + r"(?P<name>[A-Za-z0-9][A-Za-z0-9-]{0,40})(?:=|[ \t]+)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\-][^\s\"'\\]*)"
 )
 _CURL_USER = re.compile(r"(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<pw>[^\s\"'\\]+)")
@@ -336,6 +354,7 @@ def _curl_user_replace(m: re.Match[str]) -> str:
 
 _SECRET_WORD = re.compile(r"(?i:key|token|secret|passw(?:or)?d|pwd|credential|passphrase)")
 _NAME_CHARS = frozenset(_TOKEN_CHARS | set(".-"))
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.-]*")
 _ASSIGNMENT = re.compile(
     r"(?P<nq>\\?[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,120})(?P=nq)"
     r"(?P<sep>[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*)"
@@ -364,13 +383,19 @@ def _secret_word_positions(text: str) -> list[int]:
 def _redact_assignments(text: str) -> tuple[str, int]:
     out: list[str] = []
     pos = count = 0  # text[:pos] is settled
+    seen = 0  # words before this were examined already, as part of a name or a value
     for hit in _secret_word_positions(text):
-        start = _name_start(text, hit)
-        if start < pos:
+        if hit < seen:
+            continue
+        start, end = _name_start(text, hit), _name_end(text, hit)
+        seen = end
+        # The cheap name check comes first: only a secret name pays for scanning its value.
+        if start < pos or not is_secret_name(text[start:end]):
             continue
         m = _assignment_at(text, start)
         if m is None:
             continue
+        seen = max(seen, m.end())
         new = _assignment_replace(m)
         if new != m.group(0):
             out.append(text[pos : m.start()])
@@ -382,13 +407,18 @@ def _redact_assignments(text: str) -> tuple[str, int]:
     return "".join(out), count
 
 
+def _name_end(text: str, i: int) -> int:
+    m = _NAME_RUN.match(text, i)
+    return m.end() if m else i
+
+
 def _name_start(text: str, i: int) -> int:
     """Where the name holding the secret word at ``i`` begins."""
     floor = max(0, i - 120)
     while i > floor and text[i - 1] in _NAME_CHARS:
         i -= 1
-    if i >= 1 and text[i - 1] == "\\" and text[i] in "nrt":
-        i += 1  # "\nPASSWORD=…" in JSON-escaped text: the escape is not part of the name
+    if i >= 1 and text[i - 1] == "\\":  # JSON-escaped text: "\nPASSWORD=…", "\u5bc6TOKEN=…"
+        i += 5 if _UNICODE_ESCAPE.match(text, i) else 1 if text[i] in "nrt" else 0
     while i < len(text) and text[i] in "0123456789.-":
         i += 1  # --api-key=…, 2.token
     return i
@@ -421,18 +451,18 @@ def _assignment_replace(m: re.Match[str]) -> str:
 _PASSES: tuple[_Pass, ...] = (
     _regex_pass(_PEM, lambda m: PRIVATE_KEY_MARKER, "private key"),
     *_vendor_passes(),
-    _regex_pass(_JWT, _whole_token, "eyj"),
+    _regex_pass(_JWT, lambda m: MARKER, "eyj"),
     _regex_pass(_URL_USERINFO, lambda m: _hide_group(m, "pw"), "://"),
     _regex_pass(_AUTH_HEADER, _credential_replace, "authorization"),
     _regex_pass(_BEARER, _credential_replace, "bearer"),
-    _regex_pass(_TELEGRAM_BOT, _telegram_replace, "bot"),
-    _regex_pass(_TELEGRAM_BARE, _telegram_replace, ":aa"),
+    _regex_pass(_TELEGRAM_BOT, lambda m: _hide_group(m, "tok"), "bot"),
+    _regex_pass(_TELEGRAM_BARE, lambda m: _hide_group(m, "tok"), ":aa"),
     _regex_pass(_DISCORD, _whole_token, "."),
     _regex_pass(_QUERY_PARAM, _param_replace, "?", "&"),
     _regex_pass(_FORM_HEAD, _form_head_replace, "&", gate=_FORM_GATE),
     _regex_pass(_CURL_USER, _curl_user_replace, "-u", "--user"),
     _regex_pass(_CLI_FLAG, _flag_replace, "--"),
-    _Pass(_redact_assignments, _WORDS),
+    _Pass(_WORDS, _redact_assignments),
 )
 
 

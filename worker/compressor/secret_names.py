@@ -67,6 +67,49 @@ _KEY_QUALIFIERS = frozenset(
 )
 
 
+# An environment-style name ending in one of these describes a secret, it does not hold one:
+# PASSWORD_RESET_TIMEOUT, DB_PASSWORD_FILE, TOKEN_URL, SECRET_NAME, AWS_ACCESS_KEY_ID.
+_DESCRIBING_SEGMENTS = frozenset(
+    {
+        "timeout",
+        "ttl",
+        "length",
+        "len",
+        "count",
+        "limit",
+        "size",
+        "max",
+        "min",
+        "expiry",
+        "expires",
+        "expiration",
+        "age",
+        "lifetime",
+        "file",
+        "path",
+        "dir",
+        "url",
+        "uri",
+        "endpoint",
+        "name",
+        "type",
+        "header",
+        "prefix",
+        "hashers",
+        "validators",
+        "backend",
+        "backends",
+        "algorithm",
+        "field",
+        "format",
+        "id",
+        "version",
+        "enabled",
+        "required",
+    }
+)
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a key, variable, flag or header name announces a secret value.
 
@@ -78,8 +121,11 @@ def is_secret_name(name: str) -> bool:
     if not segments:
         return False
     last = len(segments) - 1
-    positions = range(last + 1) if name.upper() == name else (last,)
-    return any(_is_secret_segment(segments, i) for i in positions)
+    if name.upper() != name:
+        return _is_secret_segment(segments, last)
+    if last > 0 and segments[last] in _DESCRIBING_SEGMENTS:
+        return False
+    return any(_is_secret_segment(segments, i) for i in range(last + 1))
 
 
 def _is_secret_segment(segments: list[str], i: int) -> bool:
@@ -93,11 +139,14 @@ _LITERALS = frozenset(
     {"true", "false", "null", "none", "nil", "undefined", "yes", "no", "on", "off", "empty"}
 )
 _NUMBER_RE = re.compile(r"[+-]?\d+(?:[._]\d+)*(?:[eE][+-]?\d+)?[kKmMsS%]?")
+_ARITHMETIC_RE = re.compile(r"\(?\d[\d.]*\)?(?:[-+*/]\(?\d[\d.]*\)?)+")  # 60*60*24*3
 # References and placeholders stand for a value: $VAR, ${VAR}, {{ x }}, <your-key>, %(x)s,
 # and masks that hide one already: ****, xxxx, ...
 _PLACEHOLDER_RE = re.compile(r"\$|\{|<|%\(|[*xX.•·…_-]+$")
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+")
+# settings.SECRET_KEY, os.environ, self.password: an attribute path made of words, no digits
+# (a token such as ya29.a0AfH6SMB has them).
+_DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][A-Za-z_$]*)+")
 _TYPE_NAMES = frozenset(
     {
         "str",
@@ -136,6 +185,7 @@ def is_nothing_to_hide(inner: str) -> bool:
         or MARKER_RE.search(inner) is not None
         or inner.lower() in _LITERALS
         or _NUMBER_RE.fullmatch(inner) is not None
+        or _ARITHMETIC_RE.fullmatch(inner) is not None
         or _PLACEHOLDER_RE.match(inner) is not None
     )
 
@@ -151,12 +201,14 @@ def is_secret_value(name: str, sep: str, raw: str, following: str) -> bool:
         return False
     if quote:
         return len(inner) >= 3 or name.upper() == name
-    if following in ("(", "[") or _DOTTED_RE.fullmatch(inner):
-        return False  # a call, subscript or attribute: code, not a value
-    if following in ("'", '"') and inner.lower() in _STRING_PREFIXES:
-        return False  # token = f"Bearer {value}"
+    if _DOTTED_RE.fullmatch(inner):
+        return False  # settings.SECRET_KEY: an attribute, code rather than a value
     if not _IDENT_RE.fullmatch(inner):
         return True
+    if following in ("(", "["):
+        return False  # a call or a subscript
+    if following in ("'", '"') and inner.lower() in _STRING_PREFIXES:
+        return False  # token = f"Bearer {value}"
     return _is_secret_identifier(name, sep.strip(), inner)
 
 

@@ -1,0 +1,845 @@
+"""Secret redaction: what must go, what must stay, and the properties that make it safe to run
+over every summarized message (idempotent, JSON-safe, nothing recognized survives)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import string
+import time
+from collections.abc import Callable
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from tests.data import real_transcripts
+from worker.compressor.messages import Message, ToolCall, assistant, parse_messages, tool_result
+from worker.compressor.redact import (
+    MARKER,
+    PRIVATE_KEY_MARKER,
+    Redacted,
+    is_secret_name,
+    redact_arguments,
+    redact_message,
+    redact_text,
+)
+
+# Fake credentials in the vendors' shapes; none of them was ever valid.
+OPENAI = "sk-proj-Q9x7LmN2pR4tV6wY8zA1bC3dE5fG7hJ9"
+ANTHROPIC = "sk-ant-api03-Zx8Cv7Bn6Mq5Wr4Et3Yu2Io1Pa0SdFgHjKl"
+GITHUB = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+AWS_ID = "AKIAIOSFODNN7EXAMPL3"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+    "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+
+
+def redacted(text: str) -> str:
+    return redact_text(text).text
+
+
+# (input, the secret that must vanish, what must stay for a reader)
+MUST_REDACT: list[tuple[str, str, str]] = [
+    (f"key is {OPENAI} ok", OPENAI[8:], "sk-proj-[REDACTED]"),
+    (f"export OPENAI_API_KEY={OPENAI}", OPENAI[8:], "OPENAI_API_KEY=sk-proj-[REDACTED]"),
+    (f"ANTHROPIC_API_KEY='{ANTHROPIC}'", ANTHROPIC[7:], "sk-ant-[REDACTED]"),
+    ("sk-Ab3dEf6hIj9kLm2nOp5qRs8tUv1w", "Ab3dEf6hIj9kLm2nOp5qRs8tUv1w", "sk-[REDACTED]"),
+    (f"git clone https://{GITHUB}@github.com/o/r", GITHUB[4:], "ghp_[REDACTED]@github.com/o/r"),
+    ("github_pat_11ABCDEFG0abcdefghijklmnopqrstuvwxyz123456", "0abcdefghijk", "github_pat_"),
+    ("gho_16C7e42F292c6912E7710c838347Ae178B4a", "16C7e42F292c", "gho_[REDACTED]"),
+    ("SLACK=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp", "AbCdEfGhIjKl", "xoxb-"),
+    ("xoxp-1234-5678-abcdEFGH9012", "abcdEFGH9012", "xoxp-[REDACTED]"),
+    ("maps?key=AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUv", "SyA1b2C3d4E5", "?key="),
+    ("AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUv", "SyA1b2C3d4E5", "AIza[REDACTED]"),
+    ("HF: hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "AbCdEfGhIjKl", "hf_[REDACTED]"),
+    (
+        "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlsz",
+        "AgEIcHlw",
+        "pypi-",
+    ),
+    (f"aws_access_key_id = {AWS_ID}", "IOSFODNN7EXAMPL3", "AKIA[REDACTED]"),
+    (f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET, "aws_secret_access_key = [REDACTED]"),
+    (f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}", AWS_SECRET, "AWS_SECRET_ACCESS_KEY=[REDACTED]"),
+    ("stripe sk_live_51HqLyjWDarjtT1zdp7dcXv", "51HqLyjWDarjtT1zdp7dcXv", "sk_live_[REDACTED]"),
+    ("rk_live_51HqLyjWDarjtT1zdp7dcXv", "51HqLyjWDarjtT1zdp7dcXv", "rk_live_[REDACTED]"),
+    ("glpat-xYz12AbC34dEf56GhI78", "xYz12AbC34dEf56GhI78", "glpat-[REDACTED]"),
+    (
+        "//registry.npmjs.org/:_authToken=npm_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78",
+        "Ab12Cd34Ef56",
+        "npm_",
+    ),
+    (
+        'export SLACK_TOKEN="some-slack-t0ken-value"',
+        "some-slack-t0ken-value",
+        'SLACK_TOKEN="[REDACTED]"',
+    ),
+    ("PGPASSWORD=hunter2 psql -h db", "hunter2", "PGPASSWORD=[REDACTED] psql"),
+    ("DB_PASSWORD: changeme", "changeme", "DB_PASSWORD: [REDACTED]"),
+    ("MY_SERVICE_CREDENTIAL=abc123xyz", "abc123xyz", "MY_SERVICE_CREDENTIAL=[REDACTED]"),
+    (
+        "SECRET_KEY = 'django-insecure-9x8c7v'",
+        "django-insecure-9x8c7v",
+        "SECRET_KEY = '[REDACTED]'",
+    ),
+    ('{"apiKey": "AbC123xyz!!"}', "AbC123xyz!!", '{"apiKey": "[REDACTED]"}'),
+    ('{"password": "hunter2"}', "hunter2", '{"password": "[REDACTED]"}'),
+    ('{"access_token": "ya29.a0AfH6SMBx"}', "ya29.a0AfH6SMBx", '"access_token": "[REDACTED]"'),
+    ('{"client_secret":"GOCSPX-abc123DEF"}', "GOCSPX-abc123DEF", '"client_secret":"[REDACTED]"'),
+    ("{'secret_key': 'q1w2e3r4t5'}", "q1w2e3r4t5", "'secret_key': '[REDACTED]'"),
+    ("password: s3cr3t-pass", "s3cr3t-pass", "password: [REDACTED]"),
+    ("  client_secret: 'abc-def-ghi-123'", "abc-def-ghi-123", "client_secret: '[REDACTED]'"),
+    ("access_token: ya29.a0AfH6SMBx", "ya29.a0AfH6SMBx", "access_token: [REDACTED]"),
+    ('\\"password\\": \\"hunter22\\"', "hunter22", '\\"password\\": \\"[REDACTED]\\"'),
+    ("'password' => 'hunter22'", "hunter22", "'password' => '[REDACTED]'"),
+    (
+        "spring.datasource.password=Sup3rS3cret",
+        "Sup3rS3cret",
+        "spring.datasource.password=[REDACTED]",
+    ),
+    (
+        "Authorization: Bearer abcdefghijklmnop1234567890",
+        "abcdefghijklmnop1234567890",
+        "Authorization: Bearer [REDACTED]",
+    ),
+    (
+        "authorization: basic dXNlcjpwYXNzd29yZA==",
+        "dXNlcjpwYXNzd29yZA==",
+        "authorization: basic [REDACTED]",
+    ),
+    (
+        'curl -H "Authorization: token 0123456789abcdef" x',
+        "0123456789abcdef",
+        "Authorization: token [REDACTED]",
+    ),
+    (
+        "Proxy-Authorization: Basic Zm9vOmJhcg==",
+        "Zm9vOmJhcg==",
+        "Proxy-Authorization: Basic [REDACTED]",
+    ),
+    (
+        '{"Authorization": "Bearer tok_12345678"}',
+        "tok_12345678",
+        '"Authorization": "Bearer [REDACTED]"',
+    ),
+    (
+        "use Bearer Zm9vYmFyYmF6cXV4MTIzNDU2 here",
+        "Zm9vYmFyYmF6cXV4MTIzNDU2",
+        "Bearer [REDACTED] here",
+    ),
+    (
+        'curl -H "X-Api-Key: 9f8e7d6c5b4a" https://api.x.com',
+        "9f8e7d6c5b4a",
+        '"X-Api-Key: [REDACTED]"',
+    ),
+    ("X-Auth-Token: abc123def456", "abc123def456", "X-Auth-Token: [REDACTED]"),
+    ("PRIVATE-TOKEN: glxyz123abc", "glxyz123abc", "PRIVATE-TOKEN: [REDACTED]"),
+    (
+        "postgres://app:p4ssw0rd@db.internal:5432/prod",
+        "p4ssw0rd",
+        "postgres://app:[REDACTED]@db.internal:5432/prod",
+    ),
+    ("postgresql+psycopg://u:p@ss@h/db", "p@ss", "postgresql+psycopg://u:[REDACTED]@h/db"),
+    ("mysql://root:toor123@localhost/app", "toor123", "mysql://root:[REDACTED]@localhost/app"),
+    (
+        "mongodb+srv://admin:Secr3t@cluster0.mongodb.net/test",
+        "Secr3t",
+        "mongodb+srv://admin:[REDACTED]@cluster0",
+    ),
+    ("redis://:mypassword@localhost:6379/0", "mypassword", "redis://:[REDACTED]@localhost:6379/0"),
+    ("amqp://guest:gu3st@rabbit:5672//", "gu3st", "amqp://guest:[REDACTED]@rabbit:5672//"),
+    (
+        "see https://alice:pw123@example.com/path?x=1",
+        "pw123",
+        "https://alice:[REDACTED]@example.com/path?x=1",
+    ),
+    ("https://ex.com/cb?code=abc123&state=xyz", "abc123", "?code=[REDACTED]&state=xyz"),
+    ("https://ex.com/a?access_token=tok456#frag", "tok456", "?access_token=[REDACTED]#frag"),
+    ("https://ex.com/a?x=1&api_key=k9k9k9", "k9k9k9", "&api_key=[REDACTED]"),
+    ("https://ex.com/a?sig=Zm9v&se=2024", "Zm9v", "?sig=[REDACTED]&se=2024"),
+    (
+        "https://b.s3.amazonaws.com/k?X-Amz-Signature=deadbeef1234",
+        "deadbeef1234",
+        "X-Amz-Signature=[REDACTED]",
+    ),
+    ("https://ex.com/a?signature=abc&amp;token=t0k3n", "t0k3n", "token=[REDACTED]"),
+    (
+        "client_secret=abc123&code=xyz789&grant_type=authorization_code",
+        "abc123",
+        "client_secret=[REDACTED]&code=[REDACTED]&grant_type=authorization_code",
+    ),
+    ("body: grant_type=refresh_token&refresh_token=r3fr3sh", "r3fr3sh", "refresh_token=[REDACTED]"),
+    (f"token {JWT} end", JWT.split(".")[2], f"token {MARKER} end"),
+    (f"Authorization: Bearer {JWT}", JWT.split(".")[1], "Authorization: Bearer [REDACTED]"),
+    (
+        "bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ",
+        "HdqTcvCH1vGWJxfSeofSAs0K5",
+        "bot123456789:[REDACTED]",
+    ),
+    (
+        "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ/getMe",
+        "HdqTcvCH1vGW",
+        "/bot123456789:[REDACTED]/getMe",
+    ),
+    (
+        "TELEGRAM 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ",
+        "HdqTcvCH1vGW",
+        "123456789:[REDACTED]",
+    ),
+    ("MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123", "AbCdEfGhIjKlMnOp", MARKER),
+    ("mysql --password hunter22 -u root", "hunter22", "--password [REDACTED] -u root"),
+    ("tool --api-key=Zx9Cv8Bn7 run", "Zx9Cv8Bn7", "--api-key=[REDACTED] run"),
+    ('app --client-secret "a b c 1"', "a b c 1", '--client-secret "[REDACTED]"'),
+    ("curl -u admin:hunter2 https://x", "hunter2", "-u admin:[REDACTED] https://x"),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq9\nAbCd==\n-----END RSA PRIVATE KEY-----\nnext",
+        "MIIEpAIBAAKCAQEA7bq9",
+        f"{PRIVATE_KEY_MARKER}\nnext",
+    ),
+    (
+        "k='-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAA\\n-----END OPENSSH PRIVATE KEY-----'",
+        "b3BlbnNzaC1rZXktdjEAAAAA",
+        f"k='{PRIVATE_KEY_MARKER}'",
+    ),
+    (
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEF\nMIIEvQIBADANBgkqhkiG9w0BAQEF\n(output truncated)",
+        "MIIEvQIBADANBgkqhkiG9w0BAQEF",
+        f"{PRIVATE_KEY_MARKER}\n(output truncated)",
+    ),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0a\n=abcd\n-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBF0a",
+        PRIVATE_KEY_MARKER,
+    ),
+    (
+        "密钥是 sk-proj-Q9x7LmN2pR4tV6wY8zA1bC3dE5fG7hJ9。",
+        "Q9x7LmN2pR4tV6wY8zA1bC3",
+        "密钥是 sk-proj-[REDACTED]。",
+    ),
+    (
+        '{"note": "line\\nghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"}',
+        "A1b2C3d4E5f6G7h8",
+        "\\nghp_[REDACTED]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), MUST_REDACT)
+def test_recognized_secret_is_replaced_and_context_kept(text: str, secret: str, kept: str) -> None:
+    result = redact_text(text)
+    assert secret not in result.text
+    assert kept in result.text
+    assert result.count >= 1
+
+
+# Ordinary code and prose a summary needs verbatim.
+MUST_KEEP: list[str] = [
+    "password_field = models.CharField(max_length=128)",
+    "token_count = 5",
+    "max_tokens: 100",
+    "MAX_TOKENS=4096",
+    "TOKENIZERS_PARALLELISM=false",
+    "KEY = 'A'",
+    "key = 'name'",
+    "cache_key = f'user:{user_id}'",
+    "primary_key=True",
+    "def check(password: str, token: Optional[str] = None) -> bool:",
+    "user = authenticate(username=username, password=password)",
+    "self.password = password",
+    "token = tokens[i]",
+    "token = next(stream)",
+    "api_key = os.environ['OPENAI_API_KEY']",
+    "SECRET_KEY = settings.SECRET_KEY",
+    "SECRET_KEY = get_random_secret_key()",
+    'OPENAI_API_KEY="$OPENAI_API_KEY"',
+    "api_key: ${API_KEY}",
+    'password: "{{ vault_password }}"',
+    "password=<your-password>",
+    "DB_PASSWORD=****",
+    "password = None",
+    '"password": null,',
+    '"password": "",',
+    "if token == ')':",
+    "token != other",
+    "PASSWORD_RESET_TIMEOUT = 259200",
+    "PASSWORD_HASHERS = ['django.contrib.auth.hashers.MD5PasswordHasher']",
+    "AUTH_PASSWORD_VALIDATORS = []",
+    "git show 3f786850e387550fdab836ed7e6dc881de23001b",
+    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 (HEAD -> main)",
+    "sha256:e3b0c44298fc1c149afbfc8996fb92427ae41e4649b934ca495991b7852b855",
+    "/home/user/project/src/auth/token_store.py",
+    "django/contrib/auth/tokens.py:42: in make_token",
+    'File "/testbed/django/contrib/auth/password_validation.py", line 88',
+    "scikit-learn==1.4.0 and task-force-alpha-bravo-charlie-delta",
+    "the Authorization: Bearer header is required",
+    "send `Authorization: Bearer <token>` with each request",
+    "https://example.com:8080/path?page=2&sort=name",
+    "http://localhost:8000/v1/sessions/abc/messages",
+    "ssh git@github.com:owner/repo.git",
+    "12:30:45 INFO started; pid=4242 ratio=3:4",
+    "uuid 123e4567-e89b-12d3-a456-426614174000",
+    "python -m pytest tests/ -k 'token and not slow' --maxfail=1",
+    "--token-file /run/secrets/token",
+    "cd /testbed && python -c 'print(1)' && echo done",
+    "a && b || c; x=1&y=2",
+    "for key, value in mapping.items():",
+    "token: Token = lexer.next()",
+    "{ password: password, token: token }",
+    "hashed = make_password(raw_password)",
+    "The secret to good tests is isolation.",
+    "AKIA is the prefix of AWS access key ids",
+    "passwords must be 8 characters",
+]
+
+
+@pytest.mark.parametrize("text", MUST_KEEP)
+def test_ordinary_code_and_prose_are_left_alone(text: str) -> None:
+    assert redact_text(text) == Redacted(text, 0)
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), MUST_REDACT)
+def test_redaction_is_idempotent_on_every_shape(text: str, secret: str, kept: str) -> None:
+    once = redact_text(text)
+    assert redact_text(once.text) == Redacted(once.text, 0)
+
+
+def test_redaction_counts_each_secret_once() -> None:
+    text = f"OPENAI_API_KEY={OPENAI}\npostgres://u:pw1@h/db\n{JWT}\npassword: s3cret!"
+    assert redact_text(text).count == 4
+
+
+def test_empty_text_is_returned_as_is() -> None:
+    assert redact_text("") == Redacted("", 0)
+
+
+def test_a_summarizer_written_marker_is_not_redacted_again() -> None:
+    text = "Set OPENAI_API_KEY=[REDACTED] and the DB URL postgres://app:[REDACTED]@db/prod."
+    assert redact_text(text) == Redacted(text, 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("OPENAI_API_KEY", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("PGPASSWORD", True),
+        ("GITHUB_TOKEN", True),
+        ("GOOGLE_APPLICATION_CREDENTIALS", True),
+        ("apiKey", True),
+        ("X-Api-Key", True),
+        ("accessToken", True),
+        ("client_secret", True),
+        ("db.password", True),
+        ("privateKey", True),
+        ("password_field", False),
+        ("token_count", False),
+        ("max_tokens", False),
+        ("MAX_TOKENS", False),
+        ("TOKENIZERS_PARALLELISM", False),
+        ("key", False),
+        ("KEY", False),
+        ("cache_key", False),
+        ("primary_key", False),
+        ("SESSION_KEY", False),
+        ("keyboard", False),
+        ("", False),
+    ],
+)
+def test_secret_names(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties: generated secrets of every shape, in any surrounding text.
+
+ALNUM = string.ascii_letters + string.digits
+B64URL = ALNUM + "-_"
+
+
+def _token(alphabet: str, min_size: int, max_size: int) -> st.SearchStrategy[str]:
+    """A random credential: at least one digit and three letters, as real ones have."""
+    return st.text(alphabet=alphabet, min_size=min_size, max_size=max_size).filter(
+        lambda v: any(c.isdigit() for c in v) and sum(c.isalpha() for c in v) >= 3
+    )
+
+
+# Values people put in env files, JSON and YAML: no whitespace, quotes or backslashes, and
+# starting with a letter or digit (a "$" or "{" start is a reference to a value, not a value).
+VALUE_ALPHABET = ALNUM + "+/=_.!@%^*~-"
+values = _token(VALUE_ALPHABET, 8, 40).filter(lambda v: v[0].isalnum() and v[-1] != ".")
+ENV_NAMES = [
+    "OPENAI_API_KEY",
+    "SLACK_TOKEN",
+    "DB_PASSWORD",
+    "AWS_SECRET_ACCESS_KEY",
+    "JWT_SECRET",
+    "GH_TOKEN",
+    "SECRET",
+    "MY_CREDENTIALS",
+    "PASSWD",
+]
+FIELD_NAMES = [
+    "apiKey",
+    "password",
+    "access_token",
+    "client_secret",
+    "secretKey",
+    "authToken",
+    "privateKey",
+    "refresh_token",
+    "api_key",
+    "x-api-key",
+    "passphrase",
+]
+URL_SCHEMES = [
+    "postgres",
+    "postgresql",
+    "mysql",
+    "mongodb+srv",
+    "redis",
+    "rediss",
+    "amqp",
+    "amqps",
+    "https",
+    "http",
+]
+
+Shape = tuple[str, list[str]]  # (text holding the secret, the secret parts that must vanish)
+
+
+@st.composite
+def vendor_keys(draw: st.DrawFn) -> Shape:
+    prefix, alphabet, size = draw(
+        st.sampled_from(
+            [
+                ("sk-", ALNUM, 20),
+                ("sk-proj-", B64URL, 20),
+                ("sk-ant-api03-", B64URL, 20),
+                ("ghp_", ALNUM, 36),
+                ("gho_", ALNUM, 36),
+                ("ghs_", ALNUM, 36),
+                ("github_pat_", ALNUM + "_", 40),
+                ("xoxb-", ALNUM + "-", 20),
+                ("xoxp-", ALNUM + "-", 20),
+                ("AIza", B64URL, 35),
+                ("hf_", ALNUM, 34),
+                ("pypi-", B64URL, 60),
+                ("sk_live_", ALNUM, 24),
+                ("rk_live_", ALNUM, 24),
+                ("glpat-", B64URL, 20),
+                ("npm_", ALNUM, 36),
+            ]
+        )
+    )
+    body = draw(_token(alphabet, size, size + 20).filter(lambda b: not b.startswith("-")))
+    return prefix + body, [body]
+
+
+@st.composite
+def aws_keys(draw: st.DrawFn) -> Shape:
+    key_id = draw(_token(string.ascii_uppercase + string.digits, 16, 16))
+    secret = draw(_token(ALNUM + "+/", 40, 40))
+    return f"AKIA{key_id}\naws_secret_access_key = {secret}", [key_id, secret]
+
+
+@st.composite
+def env_assignments(draw: st.DrawFn) -> Shape:
+    name, value = draw(st.sampled_from(ENV_NAMES)), draw(values)
+    form = draw(
+        st.sampled_from(["{n}={v}", 'export {n}="{v}"', "{n}='{v}'", "{n}: {v}", "{n} = {v}"])
+    )
+    return form.format(n=name, v=value), [value]
+
+
+@st.composite
+def json_fields(draw: st.DrawFn) -> Shape:
+    name = draw(st.sampled_from(FIELD_NAMES))
+    value = draw(_token(ALNUM + " +/=_.!@%^*~-#:;,", 8, 40).filter(lambda v: v[0].isalnum()))
+    return json.dumps({name: value, "other": 1}), [value]
+
+
+@st.composite
+def yaml_fields(draw: st.DrawFn) -> Shape:
+    name, value = draw(st.sampled_from(FIELD_NAMES)), draw(values)
+    form = draw(st.sampled_from(["{n}: {v}", "  {n}: '{v}'", '{n}: "{v}"']))
+    return form.format(n=name, v=value), [value]
+
+
+@st.composite
+def auth_headers(draw: st.DrawFn) -> Shape:
+    value = draw(_token(B64URL + ".~+/=", 16, 60))
+    form = draw(
+        st.sampled_from(
+            [
+                "Authorization: Bearer {v}",
+                "authorization: Basic {v}",
+                '-H "Authorization: token {v}"',
+                "X-Api-Key: {v}",
+                "Bearer {v}",
+            ]
+        )
+    )
+    return form.format(v=value), [value]
+
+
+@st.composite
+def private_keys(draw: st.DrawFn) -> Shape:
+    kind = draw(st.sampled_from(["RSA ", "EC ", "OPENSSH ", "ENCRYPTED ", ""]))
+    lines = draw(st.lists(_token(ALNUM + "+/", 16, 64), min_size=1, max_size=5))
+    block = "\n".join(
+        [f"-----BEGIN {kind}PRIVATE KEY-----", *lines, f"-----END {kind}PRIVATE KEY-----"]
+    )
+    return block, lines
+
+
+@st.composite
+def url_passwords(draw: st.DrawFn) -> Shape:
+    scheme = draw(st.sampled_from(URL_SCHEMES))
+    user = draw(st.text(alphabet=string.ascii_lowercase, max_size=8))  # never the password
+    password = draw(_token(ALNUM + "!$%^*()-_=+:@.~", 6, 30))
+    return f"{scheme}://{user}:{password}@db.example.com:5432/app", [password]
+
+
+@st.composite
+def query_params(draw: st.DrawFn) -> Shape:
+    name = draw(
+        st.sampled_from(
+            [
+                "access_token",
+                "token",
+                "code",
+                "signature",
+                "sig",
+                "key",
+                "api_key",
+                "secret",
+                "password",
+                "X-Amz-Signature",
+            ]
+        )
+    )
+    value = draw(_token(ALNUM + "-_.~%", 6, 40))
+    return f"https://api.example.com/v1/cb?state=s&{name}={value}&x=1", [value]
+
+
+@st.composite
+def form_bodies(draw: st.DrawFn) -> Shape:
+    secret, code = draw(_token(ALNUM + "-_.~", 6, 40)), draw(_token(ALNUM + "-_.~", 6, 40))
+    return f"client_secret={secret}&code={code}&grant_type=authorization_code", [secret, code]
+
+
+@st.composite
+def jwts(draw: st.DrawFn) -> Shape:
+    header, payload = draw(_token(B64URL, 10, 40)), draw(_token(B64URL, 10, 80))
+    signature = draw(_token(B64URL, 10, 60))
+    return f"eyJ{header}.eyJ{payload}.{signature}", [header, payload, signature]
+
+
+@st.composite
+def bot_tokens(draw: st.DrawFn) -> Shape:
+    bot_id = draw(st.integers(10_000_000, 9_999_999_999))
+    secret = draw(_token(B64URL, 33, 33))
+    form = draw(st.sampled_from(["bot{i}:AA{s}", "{i}:AA{s}"]))
+    user = draw(_token(ALNUM, 24, 24))
+    discord = f"M{user[1:]}.{draw(_token(B64URL, 6, 6))}.{draw(_token(B64URL, 27, 38))}"
+    return form.format(i=bot_id, s=secret) + "\n" + discord, [secret, discord]
+
+
+@st.composite
+def cli_flags(draw: st.DrawFn) -> Shape:
+    value = draw(values.filter(lambda v: not v.startswith("-")))
+    form = draw(
+        st.sampled_from(
+            ["--password {v}", "--api-key={v}", "--token {v}", "curl -u admin:{v} https://x"]
+        )
+    )
+    return form.format(v=value), [value]
+
+
+SHAPES = st.one_of(
+    vendor_keys(),
+    aws_keys(),
+    env_assignments(),
+    json_fields(),
+    yaml_fields(),
+    auth_headers(),
+    private_keys(),
+    url_passwords(),
+    query_params(),
+    form_bodies(),
+    jwts(),
+    bot_tokens(),
+    cli_flags(),
+)
+# Any text around the secret, English or not, set apart the way prose and logs set words apart.
+surrounding = st.text(st.characters(codec="utf-8"), max_size=60)
+separators = st.sampled_from(
+    [
+        " ",
+        "\n",
+        "\t",
+        "\r\n",
+        " — ",
+        "\uff1a",
+        "\uff08",  # fullwidth colon and parenthesis
+        "密钥 ",
+        " пароль ",
+    ]
+)
+
+
+@given(SHAPES, surrounding, surrounding, separators, separators)
+def test_generated_secret_never_survives_in_any_text(
+    shape: Shape, before: str, after: str, sep1: str, sep2: str
+) -> None:
+    text, secrets = shape
+    assume(not any(s in before or s in after for s in secrets))
+    result = redact_text(before + sep1 + text + sep2 + after)
+    for secret in secrets:
+        assert secret not in result.text
+    assert result.count >= 1
+    assert redact_text(result.text) == Redacted(result.text, 0)
+
+
+@given(SHAPES, surrounding, surrounding, separators, st.booleans())
+def test_generated_secret_never_survives_inside_a_json_string(
+    shape: Shape, before: str, after: str, sep: str, ascii_only: bool
+) -> None:
+    text, secrets = shape
+    assume(not any(s in before or s in after for s in secrets))
+    encoded = json.dumps({"log": before + sep + text + sep + after}, ensure_ascii=ascii_only)
+    result = redact_text(encoded)
+    decoded = json.loads(result.text)["log"]  # still valid JSON
+    for secret in secrets:
+        assert secret not in result.text
+        assert secret not in decoded
+    assert redact_text(result.text) == Redacted(result.text, 0)
+
+
+@given(st.text(st.characters(codec="utf-8"), max_size=300))
+def test_redaction_is_idempotent_on_any_text(text: str) -> None:
+    once = redact_text(text)
+    assert redact_text(once.text) == Redacted(once.text, 0)
+    if once.count == 0:
+        assert once.text == text
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages
+
+
+def test_message_string_content_is_redacted() -> None:
+    msg = Message(role="user", content=f"my key is {OPENAI}")
+    out, count = redact_message(msg)
+    assert out.content == "my key is sk-proj-[REDACTED]" and count == 1
+    assert out.role == "user"
+
+
+def test_message_without_secrets_comes_back_unchanged() -> None:
+    msg = assistant("listing files", [ToolCall("c1", "bash", '{"command": "ls -la"}')])
+    out, count = redact_message(msg)
+    assert out is msg and count == 0
+
+
+def test_text_parts_and_image_urls_are_redacted_but_data_urls_untouched() -> None:
+    data_url = "data:image/png;base64," + "QUJD" * 50
+    [msg] = parse_messages(
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"token {GITHUB}"},
+                    {
+                        "type": "image_url",
+                        "image_url": {
+                            "url": "https://b.s3.amazonaws.com/i.png?X-Amz-Signature=abc123def"
+                        },
+                    },
+                    {"type": "image_url", "image_url": {"url": data_url}},
+                    {"type": "input_image", "image_url": "https://x.io/i.png?token=t0k3n99"},
+                ],
+            }
+        ]
+    )
+    out, count = redact_message(msg)
+    assert count == 3
+    assert isinstance(out.content, tuple)
+    text, signed, inline, signed2 = out.content
+    assert text["text"] == "token ghp_[REDACTED]"
+    assert signed["image_url"]["url"].endswith("X-Amz-Signature=[REDACTED]")
+    assert inline["image_url"]["url"] == data_url
+    assert signed2["image_url"] == "https://x.io/i.png?token=[REDACTED]"
+
+
+def test_tool_call_arguments_stay_valid_json_with_secret_leaves_redacted() -> None:
+    args = json.dumps(
+        {
+            "command": f"curl -H 'Authorization: Bearer {OPENAI}' https://api.openai.com",
+            "env": {"DB_PASSWORD": "hunter22", "password": "short1", "count": 3},
+            "headers": {"Authorization": "Basic dXNlcjpwYXNz"},
+            "note": 'he said "password: s3cr3t!"',
+        }
+    )
+    msg = assistant(None, [ToolCall("c1", "bash", args)])
+    out, count = redact_message(msg)
+    parsed = json.loads(out.tool_calls[0].arguments)
+    assert parsed["env"] == {"DB_PASSWORD": MARKER, "password": MARKER, "count": 3}
+    assert parsed["headers"] == {"Authorization": "Basic [REDACTED]"}
+    assert "sk-proj-[REDACTED]" in parsed["command"]
+    assert parsed["note"] == 'he said "password: [REDACTED]"'
+    assert count == 5
+    assert out.tool_calls[0].id == "c1" and out.tool_calls[0].name == "bash"
+
+
+def test_invalid_json_arguments_are_redacted_as_text() -> None:
+    raw = '{"command": "export TOKEN=abc123xyz'  # cut off mid-string by the provider
+    assert redact_arguments(raw) == ('{"command": "export TOKEN=[REDACTED]', 1)
+
+
+def test_message_extras_such_as_reasoning_are_redacted() -> None:
+    [msg] = parse_messages(
+        [{"role": "assistant", "content": "ok", "reasoning_content": f"use {GITHUB}", "id": 7}]
+    )
+    out, count = redact_message(msg)
+    assert count == 1
+    assert out.extra == {"reasoning_content": "use ghp_[REDACTED]", "id": 7}
+
+
+def test_tool_result_is_redacted_and_keeps_its_call_id() -> None:
+    msg = tool_result("call_9", "<returncode>0</returncode>\nDATABASE_URL=postgres://u:pw9@h/db")
+    out, count = redact_message(msg)
+    assert out.tool_call_id == "call_9" and count == 1
+    assert out.content == "<returncode>0</returncode>\nDATABASE_URL=postgres://u:[REDACTED]@h/db"
+
+
+json_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.text(max_size=20),
+    SHAPES.map(lambda shape: shape[0]),
+)
+json_values = st.recursive(
+    json_leaves,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(
+            st.one_of(st.text(max_size=8), st.sampled_from(FIELD_NAMES)), children, max_size=4
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+# Nested values are slow to generate; a few hundred cover the walk (CI's 1500 add nothing).
+@settings(max_examples=min(settings().max_examples, 400))
+@given(json_values, st.sampled_from([0, None, 2]))
+def test_redacted_arguments_are_valid_json_of_the_same_shape(
+    value: object, indent: int | None
+) -> None:
+    raw = json.dumps(value, indent=indent)
+    out, count = redact_arguments(raw)
+    parsed = json.loads(out)
+    assert _shape(parsed) == _shape(value)
+    if count == 0:
+        assert out == raw  # untouched arguments keep their exact bytes
+    assert redact_arguments(out)[1] == 0
+
+
+def _shape(value: object) -> object:
+    """The JSON value with every string replaced by a placeholder: what redaction may not change."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return "s" if isinstance(value, str) else value
+
+
+# ---------------------------------------------------------------------------------------------
+# Real transcripts and speed
+
+
+def _real_texts() -> list[str]:
+    """Every message text and tool-call argument string of the real transcripts, decoded."""
+    texts = []
+    for _, wire in real_transcripts():
+        for msg in parse_messages(list(wire)):
+            texts.append(msg.text())
+            for call in msg.tool_calls:
+                texts.extend(v for v in json.loads(call.arguments).values() if isinstance(v, str))
+    return texts
+
+
+# What redaction may touch in real agent transcripts: literal values of secret-named fields and
+# the password of a URL. Anything else would be a false positive that damages a summary.
+_ALLOWED_HIT = re.compile(
+    r"""(?ix)
+    (?:secret|password|passwd|token|key)[\w]*\\?['"]?\s*[:=]\s*\\?['"]   # NAME = '…'
+    | ://[\w.-]*:                                                       # scheme://user:…@
+    """
+)
+
+
+def test_real_transcripts_lose_only_secret_shaped_values() -> None:
+    total = 0
+    for text in _real_texts():
+        result = redact_text(text)
+        total += result.count
+        if result.count:
+            _assert_only_values_replaced(text, result.text)
+    # Test fixtures such as SECRET_KEY='test-secret-key' and password='hashed_password_123',
+    # and URLs like http://user:pass@example.com: measured 77; a jump means a new false positive.
+    assert 60 <= total <= 90
+
+
+def _assert_only_values_replaced(text: str, redacted_text: str) -> None:
+    before_lines, after_lines = text.splitlines(), redacted_text.splitlines()
+    assert len(before_lines) == len(after_lines)  # no secret here spans lines
+    for before, after in zip(before_lines, after_lines, strict=True):
+        if before == after:
+            continue
+        matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+        for op, a1, _, b1, b2 in matcher.get_opcodes():
+            if op == "equal":
+                continue
+            assert after[b1:b2] in MARKER, (before, after)  # only ever a marker, or part of one
+            context = before[max(0, a1 - 40) : a1]
+            assert _ALLOWED_HIT.search(context), (context, before)
+
+
+def test_real_transcript_messages_stay_valid_after_redaction() -> None:
+    for _, wire in real_transcripts():
+        msgs = parse_messages(list(wire))
+        for msg in msgs:
+            out, _ = redact_message(msg)
+            for before, after in zip(msg.tool_calls, out.tool_calls, strict=True):
+                assert json.loads(after.arguments).keys() == json.loads(before.arguments).keys()
+                assert (after.id, after.name) == (before.id, before.name)
+
+
+PATHOLOGICAL: dict[str, Callable[[], str]] = {
+    "secret words": lambda: "token key secret password=$ " * 20_000,
+    "marked values": lambda: "password=[REDACTED]" * 20_000,
+    "assignments without values": lambda: "key=" * 50_000,
+    "private key openings": lambda: "-----BEGIN PRIVATE KEY-----!" * 10_000,
+    "jwt starts": lambda: "eyJ" * 100_000,
+    "vendor prefixes": lambda: "sk-aaaa-" * 50_000,
+    "url fragments": lambda: "http://u:p" * 50_000,
+    "form pairs": lambda: "a=b&" * 50_000,
+    "flags": lambda: "--password " * 30_000,
+    "quoted names": lambda: '"password": "' * 30_000,
+    "digits": lambda: "1" * 400_000,
+}
+
+
+@pytest.mark.parametrize("make", PATHOLOGICAL.values(), ids=PATHOLOGICAL.keys())
+def test_adversarial_text_is_redacted_in_linear_time(make: Callable[[], str]) -> None:
+    text = make()
+    started = time.perf_counter()
+    redact_text(text)
+    # ~0.3-1 MB each: quadratic behaviour would take minutes; linear takes well under a second.
+    assert time.perf_counter() - started < 5.0
