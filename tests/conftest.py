@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-from sqlalchemy import create_engine, text
+from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -57,6 +58,17 @@ def _postgres_unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+def _drop_abandoned_schemas(conn: Connection, max_age_s: float = 6 * 3600) -> None:
+    """Schemas of test runs that died before their teardown (named cq_test_<epoch>_<hex>)."""
+    names = conn.execute(
+        text("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'cq\\_test\\_%'")
+    )
+    for (name,) in names.all():
+        stamp = name.split("_")[2]
+        if stamp.isdigit() and time.time() - int(stamp) > max_age_s:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{name}" CASCADE'))
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A migrated, private schema on the test PostgreSQL (search_path points at it)."""
@@ -64,10 +76,11 @@ def postgres_url() -> Iterator[str]:
     if not base:
         _postgres_unavailable(f"{POSTGRES_URL_ENV} is not set")
         return
-    schema = f"cq_test_{uuid.uuid4().hex[:12]}"
+    schema = f"cq_test_{int(time.time())}_{uuid.uuid4().hex[:8]}"
     admin = create_engine(base, connect_args={"connect_timeout": 5})
     try:
         with admin.begin() as conn:
+            _drop_abandoned_schemas(conn)
             conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     except SQLAlchemyError as exc:  # cannot reach it: fail in CI, skip elsewhere
         admin.dispose()
