@@ -34,7 +34,7 @@ from worker.errors import JobDeadlineError, LockBusyError, LockLostError
 from worker.locks import Lease, session_lock
 from worker.runtime import Runtime
 from worker.store import jobs
-from worker.store.errors import JobFencedError
+from worker.store.errors import JobFencedError, JobNotFoundError
 from worker.store.models import JobRow
 from worker.store.sessions import get_session
 
@@ -211,7 +211,10 @@ def _fail(rt: Runtime, claim: jobs.JobClaim, error_class: str, error: str) -> Jo
 
 def fail_job(rt: Runtime, job_id: str, exc: BaseException) -> dict[str, Any] | None:
     """Give up on a job after its retries: failed with the exception's class, if still open."""
-    job = jobs.get_job(rt.db, job_id=job_id)
+    try:
+        job = jobs.get_job(rt.db, job_id=job_id)
+    except JobNotFoundError:
+        return None  # nothing to mark; the task's own exception says what went wrong
     if job.status in jobs.FINISHED_STATUSES:
         return jobs.job_telemetry(job)
     try:

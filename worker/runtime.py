@@ -29,12 +29,15 @@ class Runtime:
     make_summarizer: Callable[[], Summarizer]
     celery: Any  # the Celery app that sends follow-up tasks (untyped library)
     _summarizer: Summarizer | None = field(default=None, repr=False)
+    _summarizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def summarizer(self) -> Summarizer:
-        if self._summarizer is None:
-            self._summarizer = self.make_summarizer()
-        return self._summarizer
+        """Made once, on first use, and shared by every job thread of the process."""
+        with self._summarizer_lock:
+            if self._summarizer is None:
+                self._summarizer = self.make_summarizer()
+            return self._summarizer
 
     def close(self) -> None:
         from worker.summarizers import close_summarizer

@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.child:
         return run_child(args.child)
+    from sqlalchemy.exc import SQLAlchemyError
+
     from worker.launcher import run_stack
 
     try:
@@ -28,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
     except (LaunchError, RedisServerError) as exc:
         print(f"compaction up: {exc}", file=sys.stderr)
         return 2
+    except SQLAlchemyError as exc:  # the migration before anything else starts
+        print(f"compaction up: cannot migrate the database: {exc}", file=sys.stderr)
+        return 1
 
 
 def run_child(name: str) -> int:
