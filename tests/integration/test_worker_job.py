@@ -10,7 +10,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import kombu.exceptions
 import pytest
+import redis
+import sqlalchemy.exc
 
 from bench.invariants import check_transcript
 from tests.support.worker_fixtures import (
@@ -27,14 +30,19 @@ from tests.support.worker_fixtures import (
     token_counts,
 )
 from worker import cooldowns, keys
-from worker.compaction import Decision, decide, run_job
-from worker.compressor.errors import SummarizerAuthError, SummarizerServerError
+from worker.compaction import Decision, decide, give_up_locked, run_job
+from worker.compressor.errors import (
+    InvalidTranscriptError,
+    SummarizerAuthError,
+    SummarizerServerError,
+)
 from worker.errors import LockBusyError
 from worker.locks import acquire
 from worker.runtime import Runtime
 from worker.settings import Settings
 from worker.store import jobs, sessions
 from worker.store.errors import JobFencedError
+from worker.tasks import max_defers, retry_backoff_s
 
 pytestmark = pytest.mark.integration
 __all__ = ["private_redis", "rt", "settings"]  # fixtures, imported for pytest
@@ -253,3 +261,44 @@ def test_turns_appended_while_a_job_runs_follow_the_compacted_part(
     assert after[-2:] == appended
     assert check_transcript([*before, *appended], after) == []
     assert len(after) < len(before)
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (
+            sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("server closed")),
+            Decision.RETRY,
+        ),
+        (redis.ConnectionError("refused"), Decision.RETRY),
+        (redis.TimeoutError("slow"), Decision.RETRY),
+        (kombu.exceptions.OperationalError("broker gone"), Decision.RETRY),
+        (LockBusyError("s", "job@host:1:x"), Decision.DEFER),
+        (JobFencedError("j", 1, "running", 2), Decision.FENCED),
+        (ValueError("a bug"), Decision.FAIL),
+        (InvalidTranscriptError(3, "bad role"), Decision.FAIL),
+    ],
+)
+def test_decide_retries_only_operational_trouble(exc: BaseException, expected: Decision) -> None:
+    assert decide(exc) is expected
+
+
+def test_waits_for_a_lock_outlast_the_longest_job_and_retries_back_off() -> None:
+    s = Settings(job_hard_time_limit_s=900, lock_ttl_s=120, lock_busy_retry_s=15)
+    assert max_defers(s) * s.lock_busy_retry_s >= s.job_hard_time_limit_s + s.lock_ttl_s
+    assert [retry_backoff_s(s, n) for n in range(4)] == [5.0, 10.0, 20.0, 40.0]
+    assert retry_backoff_s(s, 30) == 300.0
+
+
+def test_a_job_whose_session_stays_locked_is_skipped_with_a_reason(rt: Runtime) -> None:
+    job_id = seed_job(rt.db, seed_session(rt.db))
+    telemetry = give_up_locked(rt, job_id, worker=WORKER)
+    assert (telemetry["status"], telemetry["skip_reason"]) == ("skipped", "locked")
+
+
+def test_a_job_claimed_too_often_fails_instead_of_looping(rt: Runtime) -> None:
+    job_id = seed_job(rt.db, seed_session(rt.db))
+    for _ in range(rt.settings.max_job_attempts):  # each attempt's worker died mid-job
+        assert jobs.claim_job(rt.db, job_id=job_id, worker="crashed/1") is not None
+    telemetry = run_job(rt, job_id, worker=WORKER)
+    assert (telemetry["status"], telemetry["error_class"]) == ("failed", "too_many_attempts")
