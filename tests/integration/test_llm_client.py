@@ -584,3 +584,39 @@ def test_events_under_a_json_content_type_are_still_read(fake_openai: FakeOpenAI
     fake_openai.script(SMALL, raw)
     with client(fake_openai) as llm:
         assert llm.summarize(make_request()).text == "from a proxy"
+
+
+# -- connections that die before any answer, streams that die before any event -----------------
+
+
+def test_a_dead_pooled_connection_is_retried_once_on_a_fresh_one(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(SMALL, Reply.hang_up(), Reply.ok("second connection"))
+    with client(fake_openai) as llm:
+        out = llm.summarize(make_request())
+    assert (out.text, out.model, out.aux_model_failed) == ("second connection", SMALL, None)
+    first, second = fake_openai.requests
+    assert first.peer_port != second.peer_port
+
+
+def test_a_server_that_always_hangs_up_is_a_protocol_error(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script("*", *[Reply.hang_up()] * 4)
+    error = fail(fake_openai)
+    assert isinstance(error, SummarizerProtocolError)
+    assert models_asked(fake_openai) == [SMALL, SMALL, MAIN, MAIN]
+
+
+def test_a_stream_that_dies_before_its_first_event_is_asked_again_as_json(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # llama-cpp-python validates the prompt only after it has started the stream.
+    fake_openai.script(SMALL, Reply.empty_stream(), Reply.context_too_long("openai"))
+    error = fail(fake_openai)
+    assert isinstance(error, SummarizerContextTooLongError)
+    assert [r.stream for r in fake_openai.requests] == [True, False]
+
+
+def test_an_empty_stream_then_a_json_answer_is_a_summary(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(SMALL, Reply.empty_stream(), Reply.ok("as json", prompt_tokens=12))
+    with client(fake_openai) as llm:
+        out = llm.summarize(make_request())
+    assert (out.text, out.model, out.input_tokens) == ("as json", SMALL, 12)

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import pytest
 
-Kind = Literal["ok", "error", "invalid_json", "truncated", "stream_cut", "raw"]
+Kind = Literal["ok", "error", "invalid_json", "truncated", "stream_cut", "raw", "hang_up"]
 ContextShape = Literal["openai", "llamacpp", "vllm", "litellm"]
 
 ANY_MODEL = "*"
@@ -132,6 +132,16 @@ class Reply:
     def stream_cut(cls, *, clean: bool = False, **kw: Any) -> Reply:
         """A stream that stops after a few chunks: no finish_reason, no ``[DONE]``."""
         return cls(kind="stream_cut", cut_clean=clean, **kw)
+
+    @classmethod
+    def hang_up(cls, **kw: Any) -> Reply:
+        """Read the request, then close the connection without a word (a dead keep-alive)."""
+        return cls(kind="hang_up", **kw)
+
+    @classmethod
+    def empty_stream(cls, **kw: Any) -> Reply:
+        """Stream headers, then an empty body: a server that failed after starting to stream."""
+        return cls.raw(200, b"", {"Content-Type": "text/event-stream"}, **kw)
 
     def after(self, delay_s: float) -> Reply:
         return dataclasses.replace(self, delay_s=delay_s)
@@ -421,7 +431,9 @@ class _Handler(BaseHTTPRequestHandler):
     # -- playing a reply -------------------------------------------------------------------
     def _play(self, reply: Reply, body: dict[str, Any]) -> None:
         streaming = bool(body.get("stream")) and reply.stream is not False
-        if reply.kind == "error":
+        if reply.kind == "hang_up":
+            self._hang_up()
+        elif reply.kind == "error":
             self._send_json(reply.status, reply.body, reply.headers)
         elif reply.kind == "raw":
             self._send_bytes(reply.status, reply.body, "text/html", reply.headers)

@@ -43,6 +43,7 @@ from worker.settings import Settings
 from worker.summarizers.classify import error_for_exception, error_for_status
 from worker.summarizers.wire import (
     Completion,
+    EmptyStreamError,
     max_output_tokens,
     parse_completion,
     read_stream,
@@ -244,19 +245,45 @@ class LLMSummarizer:
 
     # -- one HTTP attempt -------------------------------------------------------------------
     def _complete(self, model: str, request: SummaryRequest, max_tokens: int) -> Completion:
+        """One attempt; a stream that died before its first event is asked again as JSON."""
+        try:
+            return self._attempt(model, request, max_tokens, stream=self.config.stream)
+        except EmptyStreamError:
+            log.info("model %r: empty stream; asking again without streaming", model)
+            return self._attempt(model, request, max_tokens, stream=False)
+
+    def _attempt(
+        self, model: str, request: SummaryRequest, max_tokens: int, *, stream: bool
+    ) -> Completion:
         body = request_body(
             model,
             request,
             max_tokens=max_tokens,
             temperature=self.config.temperature,
-            stream=self.config.stream,
+            stream=stream,
         )
         deadline = self._clock() + self.config.deadline_s
         try:
-            with self._client.stream("POST", "chat/completions", json=body) as response:
+            response = self._send(self._client.build_request("POST", "chat/completions", json=body))
+            try:
                 return self._read(response, model, deadline)
+            finally:
+                response.close()
         except httpx.HTTPError as exc:
             raise error_for_exception(exc, model=model) from exc
+
+    def _send(self, request: httpx.Request) -> httpx.Response:
+        """Send and wait for the headers, once more if a pooled connection was already dead.
+
+        A keep-alive connection the server closed while it sat in the pool fails before any
+        answer arrives; the pool drops it, so the second try goes out on a fresh connection.
+        Nothing was answered, so nothing is lost by asking again.
+        """
+        try:
+            return self._client.send(request, stream=True)
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            log.info("connection closed before an answer (%s); sending again", type(exc).__name__)
+            return self._client.send(request, stream=True)
 
     def _read(self, response: httpx.Response, model: str, deadline: float) -> Completion:
         if not response.is_success:

@@ -109,6 +109,14 @@ def _apply_usage(completion: Completion, data: dict[str, Any]) -> None:
         completion.output_tokens = _int_or_none(usage.get("completion_tokens"))
 
 
+class EmptyStreamError(SummarizerProtocolError):
+    """The stream ended before its first event: the server failed after sending its headers.
+
+    llama-cpp-python, for one, checks the prompt's length only once the stream has begun, so
+    the structured 400 it would have sent never arrives; the client asks again without streaming.
+    """
+
+
 @dataclass(slots=True)
 class StreamReader:
     """Folds SSE lines into a Completion; ``finish()`` says whether the stream was whole."""
@@ -116,6 +124,7 @@ class StreamReader:
     model: str
     completion: Completion = field(default_factory=Completion)
     done: bool = False
+    events: int = 0  # data lines seen
     _content: list[str] = field(default_factory=list)
     _reasoning: list[str] = field(default_factory=list)
 
@@ -123,6 +132,7 @@ class StreamReader:
         if not line.startswith("data:"):
             return  # blank separators, ": keep-alive" comments, event:/id:/retry: fields
         payload = line[5:].strip()
+        self.events += 1
         if payload == "[DONE]":
             self.done = True
             return
@@ -155,6 +165,10 @@ class StreamReader:
 
     def finish(self) -> Completion:
         if not self.done and self.completion.finish_reason is None:
+            if self.events == 0:
+                raise EmptyStreamError(
+                    f"stream from {self.model!r} ended before its first event", model=self.model
+                )
             raise SummarizerProtocolError(
                 f"stream from {self.model!r} closed before it finished", model=self.model
             )
