@@ -1,0 +1,215 @@
+"""The artifact ledger: exact strings from a summarized window that a summary must not lose.
+
+Summaries paraphrase; agents then re-probe files, re-run commands and rediscover errors. The
+ledger is collected deterministically from the window (which the caller has already redacted):
+files touched, shell commands with their exit codes, error lines, URLs and identifiers. After the
+summarizer has written its summary, ``complete_summary`` appends only the entries the summary
+left out, so the trail survives whatever the model chose to keep.
+
+Each category is deduplicated (the most recent occurrence wins), capped to its most recent
+entries and kept in chronological order, so a 10,000-message window still yields a ledger of a
+few hundred tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from worker.compressor import ledger_scan as scan
+from worker.compressor.messages import Message
+
+Kind: TypeAlias = Literal["file", "command", "error", "url", "id"]
+KINDS: tuple[Kind, ...] = ("file", "command", "error", "url", "id")
+
+HEADING = "## Artifact Ledger"
+_INTRO = "Exact names from the summarized turns that the summary above does not mention:"
+_ELLIPSIS = "…"
+_SHELL_TOOL_WORDS = ("bash", "shell", "terminal", "exec", "command", "cmd", "powershell", "zsh")
+_COMMAND_KEYS = ("command", "cmd", "script", "commands")
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerLimits:
+    """Caps per category (most recent entries win) and on the length of one entry."""
+
+    files: int = 15
+    commands: int = 10
+    errors: int = 6
+    urls: int = 5
+    ids: int = 8
+    command_chars: int = 100
+    line_chars: int = 140
+    total_chars: int = 2_000  # 500-650 tokens (hex ids cost most): the whole rendered ledger
+
+    def cap(self, kind: Kind) -> int:
+        return {
+            "file": self.files,
+            "command": self.commands,
+            "error": self.errors,
+            "url": self.urls,
+            "id": self.ids,
+        }[kind]
+
+
+DEFAULT_LIMITS = LedgerLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    kind: Kind
+    text: str  # the exact string to preserve (cut with "…" when it was too long)
+    exit_code: int | None = None  # commands only: what the matching tool result reported
+
+    @property
+    def needle(self) -> str:
+        """What must appear in a summary for this entry to count as kept."""
+        return self.text.removesuffix(_ELLIPSIS).rstrip()
+
+    def render(self) -> str:
+        if self.kind != "command":
+            return f"- {self.kind}: {self.text}"
+        status = "" if self.exit_code is None else f" → exit {self.exit_code}"
+        return f"- command: `{self.text}`{status}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    entries: tuple[Entry, ...] = ()  # grouped by kind in KINDS order, chronological within
+
+    def items(self) -> tuple[str, ...]:
+        """Every entry as the exact string to preserve."""
+        return tuple(e.text for e in self.entries)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.entries
+
+    def of_kind(self, kind: Kind) -> tuple[Entry, ...]:
+        return tuple(e for e in self.entries if e.kind == kind)
+
+    def render(self) -> str:
+        """The whole ledger as a Markdown section ("" when empty)."""
+        return _section(self.entries) if self.entries else ""
+
+
+def extract_ledger(messages: Sequence[Message], *, limits: LedgerLimits = DEFAULT_LIMITS) -> Ledger:
+    """Collect the artifact trail of ``messages`` (already redacted), deterministically."""
+    found = _Collector(limits)
+    results = {m.tool_call_id: m.text() for m in messages if m.role == "tool" and m.tool_call_id}
+    for msg in messages:
+        text = msg.text()
+        if msg.role in ("user", "tool"):
+            found.add_all("error", scan.error_lines(text))
+        if msg.role == "tool":
+            found.add_all("file", scan.diff_files(text))
+        found.add_all("url", scan.urls(text))
+        found.add_all("id", scan.identifiers(text))
+        for call in msg.tool_calls:
+            found.add_all("file", scan.argument_files(call.arguments))
+            found.add_all("url", scan.urls(call.arguments))
+            found.add_all("id", scan.identifiers(call.arguments))
+            command = _shell_command(call.name, call.arguments)
+            if command is not None:
+                found.add_all("file", scan.shell_written_files(command))
+                result = results.get(call.id)
+                code = None if result is None else scan.exit_code(result)
+                found.add("command", command, code)
+    return found.ledger()
+
+
+def complete_summary(summary: str, ledger: Ledger) -> tuple[str, int]:
+    """Append the ledger entries the summary does not already contain, and count them.
+
+    Idempotent: every appended entry then appears in the summary, so a second call appends
+    nothing. When the summary already ends with a ledger section (a previous pass), new entries
+    join that section instead of starting another.
+    """
+    missing = [e for e in ledger.entries if e.needle not in summary]
+    if not missing:
+        return summary, 0
+    body = summary.rstrip()
+    if _ends_with_ledger(body):
+        return body + "\n" + "\n".join(e.render() for e in missing), len(missing)
+    return f"{body}\n\n{_section(missing)}", len(missing)
+
+
+def _section(entries: Iterable[Entry]) -> str:
+    return "\n".join([HEADING, _INTRO, *(e.render() for e in entries)])
+
+
+def _ends_with_ledger(summary: str) -> bool:
+    at = summary.rfind(HEADING)
+    return (
+        at >= 0
+        and "\n## " not in summary[at + len(HEADING) :]
+        and (at == 0 or summary[at - 1] == "\n")
+    )
+
+
+def _shell_command(tool: str, arguments: str) -> str | None:
+    """The command string of a shell-like tool call, if this is one."""
+    name = tool.lower()
+    if not any(word in name for word in _SHELL_TOOL_WORDS):
+        return None
+    value = scan.json_object(arguments)
+    if value is None:
+        return None
+    for key in _COMMAND_KEYS:
+        command = value.get(key)
+        if isinstance(command, list) and all(isinstance(c, str) for c in command):
+            command = " && ".join(command)
+        if isinstance(command, str) and command.strip():
+            return command.strip()
+    return None
+
+
+class _Collector:
+    """Occurrences per kind, deduplicated by text; the latest occurrence decides the order."""
+
+    def __init__(self, limits: LedgerLimits) -> None:
+        self._limits = limits
+        self._seq = 0
+        self._latest: dict[Kind, dict[str, tuple[int, Entry]]] = {k: {} for k in KINDS}
+
+    def add(self, kind: Kind, text: str, exit_code: int | None = None) -> None:
+        text = self._clip(kind, text)
+        if not text:
+            return
+        self._seq += 1
+        self._latest[kind][text] = (self._seq, Entry(kind, text, exit_code))
+
+    def add_all(self, kind: Kind, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.add(kind, text)
+
+    def ledger(self) -> Ledger:
+        kept: dict[Kind, list[Entry]] = {}
+        for kind in KINDS:
+            newest = sorted(self._latest[kind].values(), key=lambda pair: pair[0])
+            kept[kind] = [entry for _, entry in newest[-self._limits.cap(kind) :]]
+        self._fit(kept)
+        return Ledger(tuple(entry for kind in KINDS for entry in kept[kind]))
+
+    def _fit(self, kept: dict[Kind, list[Entry]]) -> None:
+        """Drop the oldest entry of the fullest category until the rendering fits the budget."""
+        size = len(_section(())) + sum(len(e.render()) + 1 for es in kept.values() for e in es)
+        while size > self._limits.total_chars:
+            fullest = max(KINDS, key=lambda k: (len(kept[k]), -KINDS.index(k)))
+            size -= len(kept[fullest].pop(0).render()) + 1
+
+    def _clip(self, kind: Kind, text: str) -> str:
+        if kind == "file":
+            text = text.removeprefix("./")
+        if kind == "command":
+            first, _, rest = text.strip().partition("\n")
+            text = " ".join(first.split()) + (f" {_ELLIPSIS}" if rest.strip() else "")
+            return _cut(text, self._limits.command_chars)
+        return _cut(text.strip(), self._limits.line_chars)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + _ELLIPSIS
