@@ -45,7 +45,7 @@ format: install
 typecheck: install
 	$(BIN)/mypy
 
-# Ours against Hermes' ContextCompressor; the first run also makes bench/.hermes-venv (~1 min).
+# Ours against Hermes' ContextCompressor; the first run also makes bench/.hermes-venv (1-2 min).
 bench: install
 	$(BIN)/python -m bench.compress_vs_hermes $(BENCH_ARGS)
 

@@ -35,7 +35,7 @@ from worker.compressor.report import CompactionReport
 from worker.compressor.tokens import TokenCounter
 from worker.encodings import counter_for_model
 
-# What both stubs answer: the shape of a real handoff, ~300 tokens, no facts from any case.
+# What both stubs answer: the shape of a real handoff, ~180 tokens, no facts from any case.
 SUMMARY_TEXT = """## Active Task
 User asked to finish the change described in the task and verify it with the test suite.
 
