@@ -100,10 +100,13 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
         # Delivered again and again without finishing: each attempt killed its worker.
         return _fail(rt, claim, "too_many_attempts", f"claimed {claim.attempt} times")
     started = time.monotonic()
+    guard = JobGuard(lease=lease, deadline=started + settings.job_soft_time_limit_s)
     try:
-        result = compress_claim(rt, claim, deadline=started + settings.job_soft_time_limit_s)
+        result = compress_claim(rt, claim, guard=guard)
     except (JobDeadlineError, SoftTimeLimitExceeded):
         return _fail(rt, claim, "timeout", f"ran past {settings.job_soft_time_limit_s}s")
+    except LockLostError as exc:
+        return _abort_lock_lost(rt, claim, exc, jobs.Timings(run_ms=_ms_since(started)))
     except Exception as exc:
         if decide(exc) is Decision.FAIL:
             finished(rt, _fail(rt, claim, type(exc).__name__, str(exc)))
@@ -113,10 +116,7 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
     try:
         lease.ensure_held()
     except LockLostError as exc:
-        return jobs.finish_job(
-            rt.db, job_id=claim.job_id, attempt=claim.attempt, status="aborted",
-            error_class="lock_lost", error=str(exc), timings=timings,
-        )  # fmt: skip
+        return _abort_lock_lost(rt, claim, exc, timings)
     return jobs.write_back(
         rt.db, job_id=claim.job_id, attempt=claim.attempt, result=result, timings=timings,
         thrash_strikes=settings.thrash_strikes,
@@ -124,7 +124,17 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
     )  # fmt: skip
 
 
-def compress_claim(rt: Runtime, claim: jobs.JobClaim, *, deadline: float) -> CompactionResult:
+def _abort_lock_lost(
+    rt: Runtime, claim: jobs.JobClaim, exc: LockLostError, timings: jobs.Timings
+) -> JobRow:
+    """Another holder may own the session now: leave the transcript exactly as it is."""
+    return jobs.finish_job(
+        rt.db, job_id=claim.job_id, attempt=claim.attempt, status="aborted",
+        error_class="lock_lost", error=str(exc), timings=timings,
+    )  # fmt: skip
+
+
+def compress_claim(rt: Runtime, claim: jobs.JobClaim, *, guard: JobGuard) -> CompactionResult:
     """Run the core on the claimed snapshot."""
     settings = rt.settings
     config = CompressConfig(
@@ -137,7 +147,7 @@ def compress_claim(rt: Runtime, claim: jobs.JobClaim, *, deadline: float) -> Com
     return compress(
         parse_messages(list(claim.messages)),
         config=config,
-        summarizer=DeadlineSummarizer(rt.summarizer, deadline=deadline),
+        summarizer=GuardedSummarizer(rt.summarizer, guard),
         counter=counter_for_model(claim.model),
         today=datetime.now(UTC).date(),
         token_counts=claim.token_counts,
@@ -149,16 +159,32 @@ def compress_claim(rt: Runtime, claim: jobs.JobClaim, *, deadline: float) -> Com
 
 
 @dataclass(frozen=True)
-class DeadlineSummarizer:
-    """Refuses to start a summarizer call once the job's soft time limit has passed.
+class JobGuard:
+    """What must still hold before the job spends more time on the LLM."""
 
-    The threads pool cannot interrupt a running task, so the deadline is checked where the
-    time goes: before each call to the LLM (each call is bounded by the client's own timeout).
+    lease: Lease
+    deadline: float  # time.monotonic()
+    clock: Callable[[], float] = time.monotonic
+
+    def check(self) -> None:
+        if self.lease.lost:  # the heartbeat found the lock gone: nothing we make can be saved
+            raise LockLostError(self.lease.session_id)
+        if self.clock() >= self.deadline:
+            raise JobDeadlineError("the job's soft time limit passed before a summarizer call")
+
+
+@dataclass(frozen=True)
+class GuardedSummarizer:
+    """Checks the job's guard before each summarizer call.
+
+    The threads pool cannot interrupt a running task, so the soft time limit and the lock are
+    checked where the time goes: before each call to the LLM (each call is bounded by the
+    client's own timeouts). The errors raised are not SummarizerErrors, so the core lets them
+    through instead of falling back.
     """
 
     inner: Summarizer
-    deadline: float  # time.monotonic()
-    clock: Callable[[], float] = time.monotonic
+    guard: JobGuard
 
     @property
     def name(self) -> str:
@@ -169,8 +195,7 @@ class DeadlineSummarizer:
         return self.inner.is_llm
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        if self.clock() >= self.deadline:
-            raise JobDeadlineError("the job's soft time limit passed before a summarizer call")
+        self.guard.check()
         return self.inner.summarize(request)
 
 

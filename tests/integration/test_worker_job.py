@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import date
 from typing import Any
 
 import kombu.exceptions
@@ -30,13 +31,21 @@ from tests.support.worker_fixtures import (
     token_counts,
 )
 from worker import cooldowns, keys
-from worker.compaction import Decision, decide, give_up_locked, run_job
+from worker.compaction import (
+    Decision,
+    GuardedSummarizer,
+    JobGuard,
+    decide,
+    give_up_locked,
+    run_job,
+)
 from worker.compressor.errors import (
     InvalidTranscriptError,
     SummarizerAuthError,
     SummarizerServerError,
 )
-from worker.errors import LockBusyError
+from worker.compressor.summarizer import SummaryRequest
+from worker.errors import JobDeadlineError, LockBusyError, LockLostError
 from worker.locks import acquire
 from worker.runtime import Runtime
 from worker.settings import Settings
@@ -302,3 +311,20 @@ def test_a_job_claimed_too_often_fails_instead_of_looping(rt: Runtime) -> None:
         assert jobs.claim_job(rt.db, job_id=job_id, worker="crashed/1") is not None
     telemetry = run_job(rt, job_id, worker=WORKER)
     assert (telemetry["status"], telemetry["error_class"]) == ("failed", "too_many_attempts")
+
+
+def test_the_guard_stops_llm_calls_after_the_lock_is_lost_or_time_is_up(rt: Runtime) -> None:
+    inner = RaisingSummarizer(AssertionError("the LLM must not be called"))
+    lease = acquire(rt.redis, "guarded", ttl_s=30, owner="job")
+    request = SummaryRequest(
+        prompt="p", window=(), previous_summary=None, focus_topic=None, budget_tokens=100,
+        max_output_tokens=130, today=date(2026, 1, 1),
+    )  # fmt: skip
+    late = GuardedSummarizer(inner, JobGuard(lease=lease, deadline=0.0))
+    with pytest.raises(JobDeadlineError):
+        late.summarize(request)
+    rt.redis.set(keys.session_lock("guarded"), "someone-else")
+    assert lease.extend() is False  # what the heartbeat does; the lease is now lost
+    lost = GuardedSummarizer(inner, JobGuard(lease=lease, deadline=float("inf")))
+    with pytest.raises(LockLostError):
+        lost.summarize(request)

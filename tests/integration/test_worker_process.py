@@ -155,9 +155,9 @@ def test_the_heartbeat_keeps_a_long_jobs_lock(
 def test_a_prefork_worker_fails_a_job_past_its_soft_time_limit_as_timeout(
     db: Database, private_redis: RedisServer, tmp_path: Path
 ) -> None:
-    with FakeOpenAI(default=Reply.ok("Summary: too late.").after(5)) as llm:
+    with FakeOpenAI(default=Reply.ok("Summary: too late.").after(8)) as llm:
         env = worker_env(
-            db, private_redis, llm, tmp_path, job_soft_time_limit_s=1, job_hard_time_limit_s=20
+            db, private_redis, llm, tmp_path, job_soft_time_limit_s=3, job_hard_time_limit_s=30
         )
         session_id = seed_session(db)
         version = sessions.get_session(db, session_id=session_id).version
