@@ -9,11 +9,13 @@ message, after tool results, or inside an open tool group whose results have not
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import strategies as st
 
-from worker.compressor.messages import Message, ToolCall
+from worker.compressor.messages import Message, ToolCall, content_text
 
 # Each is recognized by the redactor (tests/unit/test_properties.py checks that they are).
 SECRETS: tuple[str, ...] = (
@@ -44,75 +46,85 @@ IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw
 
 @dataclass
 class _State:
+    """What one transcript draws from: structure from hypothesis, text from a seeded RNG.
+
+    Text content needs no shrinking, and drawing every word through hypothesis would make
+    generation, not compaction, the cost of these tests.
+    """
+
+    rng: random.Random
+    secrets_on: bool
     calls: int = 0
     outputs: list[str] = field(default_factory=list)  # earlier outputs, to repeat some
     secrets: list[str] = field(default_factory=list)  # every secret placed in the transcript
 
+    def text(self, *, min_words: int = 1, max_words: int = 12) -> str:
+        """A sentence, sometimes in another language, sometimes carrying a secret."""
+        rng = self.rng
+        if rng.randrange(10) == 0:
+            base = rng.choice(FOREIGN)
+        else:
+            base = " ".join(rng.choice(WORDS) for _ in range(rng.randint(min_words, max_words)))
+        if self.secrets_on and rng.randrange(6) == 0:
+            secret = rng.choice(SECRETS)
+            self.secrets.append(secret)
+            base += " " + rng.choice(SECRET_CONTEXTS).format(s=secret)
+        return base
 
-@st.composite
-def texts(draw: st.DrawFn, *, secrets: bool, state: _State, min_words: int = 1) -> str:
-    """A sentence or a long paragraph, sometimes in another language, sometimes with a secret."""
-    if draw(st.integers(0, 9)) == 0:
-        base = draw(st.sampled_from(FOREIGN))
-    else:
-        words = draw(st.lists(st.sampled_from(WORDS), min_size=min_words, max_size=40))
-        base = " ".join(words) or "ok"
-    if secrets and draw(st.integers(0, 5)) == 0:
-        secret = draw(st.sampled_from(SECRETS))
-        state.secrets.append(secret)
-        base += " " + draw(st.sampled_from(SECRET_CONTEXTS)).format(s=secret)
-    return base
+    def tool_output(self) -> str:
+        rng = self.rng
+        if self.outputs and rng.randrange(5) == 0:
+            return rng.choice(self.outputs)  # a repeated output: dedupe material
+        size = rng.choice((1, 3, 20, 60))
+        lines = [self.text() for _ in range(min(size, 3))]
+        body = "\n".join(lines * (size // len(lines)))
+        out = f"<returncode>{rng.choice((0, 0, 1, 2))}</returncode>\n<output>\n{body}\n</output>"
+        self.outputs.append(out)
+        return out
 
-
-@st.composite
-def tool_output(draw: st.DrawFn, *, secrets: bool, state: _State) -> str:
-    if state.outputs and draw(st.integers(0, 4)) == 0:
-        return draw(st.sampled_from(state.outputs))  # a repeated output: dedupe material
-    size = draw(st.sampled_from((1, 3, 40, 200)))
-    lines = [draw(texts(secrets=secrets, state=state)) for _ in range(min(size, 3))]
-    body = "\n".join(lines * (size // len(lines)))
-    code = draw(st.sampled_from((0, 0, 1, 2)))
-    out = f"<returncode>{code}</returncode>\n<output>\n{body}\n</output>"
-    state.outputs.append(out)
-    return out
-
-
-@st.composite
-def tool_round(
-    draw: st.DrawFn, *, secrets: bool, state: _State, open_group: bool = False
-) -> list[Message]:
-    """An assistant message with parallel calls, then their results (some missing if open)."""
-    calls = []
-    for _ in range(draw(st.integers(1, 3))):
-        state.calls += 1
-        name = draw(st.sampled_from(TOOL_NAMES))
-        arg = draw(texts(secrets=secrets, state=state))
-        if draw(st.booleans()):
-            arg = arg * draw(st.integers(1, 60))  # long arguments: shrink material
+    def tool_call(self) -> ToolCall:
+        rng = self.rng
+        self.calls += 1
+        name = rng.choice(TOOL_NAMES)
+        arg = self.text()
+        if rng.randrange(2):
+            arg = " ".join([arg] * rng.randint(1, 30))  # long arguments: shrink material
         key = {"bash": "command", "search_files": "pattern"}.get(name, "path")
         args = {key: arg, "content": arg} if name == "write_file" else {key: arg}
-        calls.append(ToolCall(id=f"call_{state.calls}", name=name, arguments=json.dumps(args)))
-    intro = draw(st.one_of(st.none(), texts(secrets=secrets, state=state)))
-    out: list[Message] = [Message(role="assistant", content=intro, tool_calls=tuple(calls))]
-    answered = draw(st.integers(0, len(calls) - 1)) if open_group else len(calls)
-    for call in calls[:answered]:
-        output = draw(tool_output(secrets=secrets, state=state))
-        out.append(Message(role="tool", content=output, tool_call_id=call.id))
-    return out
+        return ToolCall(id=f"call_{self.calls}", name=name, arguments=json.dumps(args))
 
+    def tool_round(self, width: int, *, answered: int | None = None) -> list[Message]:
+        """An assistant message with ``width`` parallel calls, then ``answered`` results."""
+        calls = [self.tool_call() for _ in range(width)]
+        intro = self.text() if self.rng.randrange(2) else None
+        out: list[Message] = [Message(role="assistant", content=intro, tool_calls=tuple(calls))]
+        for call in calls[: width if answered is None else answered]:
+            out.append(Message(role="tool", content=self.tool_output(), tool_call_id=call.id))
+        return out
 
-@st.composite
-def user_message(draw: st.DrawFn, *, images: bool, secrets: bool, state: _State) -> Message:
-    text = draw(texts(secrets=secrets, state=state, min_words=3))
-    if images and draw(st.integers(0, 3)) == 0:
-        return Message(role="user", content=({"type": "text", "text": text}, IMAGE))
-    return Message(role="user", content=text)
+    def user(self, *, images: bool) -> Message:
+        text = self.text(min_words=3)
+        if images and self.rng.randrange(4) == 0:
+            return Message(role="user", content=({"type": "text", "text": text}, IMAGE))
+        return Message(role="user", content=text)
 
 
 @dataclass(frozen=True)
 class Transcript:
     messages: list[Message]
     secrets: tuple[str, ...]  # the secrets placed in it (each one the redactor recognizes)
+
+    def __repr__(self) -> str:
+        # Short enough for hypothesis to print a failing example in full.
+        lines = []
+        for i, m in enumerate(self.messages):
+            calls = ",".join(c.id for c in m.tool_calls)
+            text = content_text(m.content).replace("\n", " ")[:60]
+            lines.append(f"  {i} {m.role} {m.tool_call_id or calls} {text!r}")
+        return "Transcript(\n" + "\n".join(lines) + "\n)"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))  # hypothesis' pretty-printer would spell out every field
 
 
 @st.composite
@@ -124,20 +136,19 @@ def transcripts(
     secrets: bool = True,
 ) -> Transcript:
     """A valid transcript; see the module docstring for its shape."""
-    state = _State()
-    system = draw(texts(secrets=False, state=state, min_words=5))
-    msgs = [Message(role="system", content=f"You are a coding agent. {system}")]
+    state = _State(random.Random(draw(st.integers(0, 2**32))), secrets_on=secrets)
+    msgs = [Message(role="system", content=f"You are a coding agent. {state.text(min_words=5)}")]
     turns = draw(st.integers(1, max_turns))
     for turn in range(turns):
-        msgs.append(draw(user_message(images=images, secrets=secrets, state=state)))
+        msgs.append(state.user(images=images))
+        for width in draw(st.lists(st.integers(1, 3), max_size=3)):
+            msgs.extend(state.tool_round(width))
         last = turn == turns - 1
-        for _ in range(draw(st.integers(0, 3))):
-            msgs.extend(draw(tool_round(secrets=secrets, state=state)))
         ending = draw(st.sampled_from(("reply", "reply", "stop", "open"))) if last else "reply"
         if ending == "reply":
-            text = draw(texts(secrets=secrets, state=state))
-            msgs.append(Message(role="assistant", content=text))
+            msgs.append(Message(role="assistant", content=state.text()))
         elif ending == "open":
-            msgs.extend(draw(tool_round(secrets=secrets, state=state, open_group=True)))
+            width = draw(st.integers(1, 3))
+            msgs.extend(state.tool_round(width, answered=draw(st.integers(0, width - 1))))
         # "stop": the transcript ends after the user message or the last tool results.
     return Transcript(msgs, tuple(state.secrets))

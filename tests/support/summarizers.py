@@ -40,7 +40,7 @@ class ScriptedSummarizer:
     model: str = "scripted-model"
     llm: bool = True
     latency_ms: float = 5.0
-    requests: list[SummaryRequest] = field(default_factory=list)
+    requests: list[SummaryRequest] = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:

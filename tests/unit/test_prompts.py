@@ -3,6 +3,8 @@ from __future__ import annotations
 from datetime import date
 
 from worker.compressor.config import CompressConfig
+from worker.compressor.extractive import EXTRACTIVE_NOTE
+from worker.compressor.markers import END_MARKER, SUMMARY_PREFIX, SYSTEM_NOTE
 from worker.compressor.prompts import (
     SECTIONS,
     max_output_tokens,
@@ -10,6 +12,7 @@ from worker.compressor.prompts import (
     summary_budget,
     template,
 )
+from worker.compressor.redact import redact_text
 
 TODAY = date(2026, 3, 14)
 
@@ -83,3 +86,11 @@ def test_budget_is_a_fifth_of_the_content_within_its_bounds() -> None:
 
 def test_max_output_is_the_budget_with_headroom() -> None:
     assert max_output_tokens(2_000) == 2_600
+
+
+def test_our_own_wording_is_nothing_the_redactor_would_touch() -> None:
+    prompt = render_prompt(
+        turns="", previous_summary="prev", focus_topic="topic", budget_tokens=2000, today=TODAY
+    )
+    for text in (prompt, SUMMARY_PREFIX, SYSTEM_NOTE, END_MARKER, EXTRACTIVE_NOTE):
+        assert redact_text(text).count == 0

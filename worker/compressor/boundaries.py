@@ -44,6 +44,7 @@ def plan_split(
     head = head_end(msgs, protect_first_n=protect_first_n)
     tail = tail_start_by_budget(counts, floor=head, budget=budget)
     tail = not_inside_tool_group(msgs, tail, floor=head)
+    tail = past_earlier_summary(msgs, tail)
     tail = keep_latest_assistant(msgs, tail, floor=head)
     return keep_latest_user(msgs, counts, Split(head, tail), budget=budget)
 
@@ -83,6 +84,21 @@ def not_inside_tool_group(msgs: Sequence[Message], start: int, *, floor: int) ->
     if i < len(msgs) and msgs[i].role == "assistant" and msgs[i].tool_calls:
         return i
     return start  # orphan results: the sanitizer drops them later
+
+
+def past_earlier_summary(msgs: Sequence[Message], start: int) -> int:
+    """Move the tail start past the newest earlier summary (and its tool group) in the tail.
+
+    An earlier summary belongs in the window, where it becomes the previous summary; left in
+    the tail it would sit beside the new one, stale.
+    """
+    newest = next((i for i in range(len(msgs) - 1, start - 1, -1) if is_summary(msgs[i])), None)
+    if newest is None:
+        return start
+    end = newest + 1
+    while end < len(msgs) and msgs[end].role == "tool":
+        end += 1
+    return end
 
 
 def keep_latest_assistant(msgs: Sequence[Message], start: int, *, floor: int) -> int:

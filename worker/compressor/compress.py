@@ -232,9 +232,10 @@ def _finish(
     start: _Start, facts: _Facts, body: str, placement: Placement, counter: TokenCounter
 ) -> CompactionResult:
     msgs, split = start.msgs, facts.split
-    head, stripped_head = strip_old_images(msgs[: split.head_end])
+    head, stripped_head = strip_old_images(_without_old_summaries(msgs[: split.head_end]))
     after = [msgs[split.lifted]] if split.lifted is not None else []
-    after, stripped_after = strip_old_images([*after, *msgs[split.tail_start :]])
+    after = _without_old_summaries([*after, *msgs[split.tail_start :]])
+    after, stripped_after = strip_old_images(after)
     built = assemble(head, body, after, placement=placement)
     counts = _output_counts(start, built.messages, counter)
     tokens_after = sum(counts)
@@ -257,6 +258,20 @@ def _finish(
         thrash_guard_tripped=start.thrash_guard(savings),
     )
     return CompactionResult(tuple(built.messages), _with_summarizer(report, facts), body, counts)
+
+
+def _without_old_summaries(msgs: Sequence[Message]) -> list[Message]:
+    """Kept messages without an earlier summary: the new one replaces it.
+
+    The split puts earlier summaries in the window; one stays outside only when it was merged
+    into the latest assistant message, which keeps its own content.
+    """
+    out = []
+    for msg in msgs:
+        real = without_summary(msg) if is_summary(msg) else msg
+        if real is not None:
+            out.append(real)
+    return out
 
 
 def _output_counts(start: _Start, out: Sequence[Message], counter: TokenCounter) -> tuple[int, ...]:

@@ -60,7 +60,7 @@ _GUIDANCE: dict[str, str] = {
     ),
     "Critical Context": (
         "Exact values that would otherwise be lost: identifiers, ports, versions, settings, "
-        "error strings. Never credentials: write [REDACTED] instead."
+        "error strings. Leave out credentials, putting [REDACTED] where one was."
     ),
 }
 
