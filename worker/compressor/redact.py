@@ -25,9 +25,12 @@ from worker.compressor.secret_names import (
     MARKER,
     MARKER_RE,
     QUOTES,
-    is_nothing_to_hide,
+    Assignment,
+    is_placeholder,
     is_secret_name,
     is_secret_value,
+    looks_like_credential,
+    name_strength,
     unquote,
 )
 
@@ -206,8 +209,18 @@ _PEM_BEGIN = r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
 _PEM_BODY = r"(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----))*+"
 _PEM_LINE = r"(?:[A-Za-z0-9+/=]{16,}+|(?:Proc-Type|DEK-Info):[^\n\\]*+)"
-_PEM_CUT_BODY = rf"(?:(?:\s|\\[nr])*+{_PEM_LINE})*+"
-_PEM = re.compile(rf"{_PEM_BEGIN}(?:{_PEM_BODY}{_PEM_END}|{_PEM_CUT_BODY})")
+_PEM_CUT_BODY = rf"(?:(?:\s|\\[nr])*+{_PEM_LINE})++"  # a bare BEGIN line (code) is no key
+_PEM = re.compile(rf"{_PEM_BEGIN}(?:(?P<body>{_PEM_BODY}){_PEM_END}|{_PEM_CUT_BODY})")
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{8}")
+
+
+def _pem_replace(m: re.Match[str]) -> str:
+    body = m.group("body")
+    if body is not None and not _BASE64_RUN.search(body):
+        return m.group(0)  # "-----BEGIN RSA PRIVATE KEY----- ... -----END ..." in docs: no key
+    return PRIVATE_KEY_MARKER
+
 
 # Userinfo of any URL, databases and brokers included: scheme://user:password@host. The user
 # stays; the password runs to the last "@" of the authority (passwords may hold "@").
@@ -216,22 +229,43 @@ _URL_USERINFO = re.compile(
     r"(?=[A-Za-z0-9\[._-])"
 )
 
-# Authorization headers: the header name and the scheme stay, the credentials go.
+# Passwords of documentation examples (https://user:password@host) are no secret to hide.
+_EXAMPLE_PASSWORDS = frozenset({"password", "pass", "passwd", "pwd", "pw", "secret", "token"})
+
+
+def _url_password_replace(m: re.Match[str]) -> str:
+    if _is_example_password(m.group("pw")):
+        return m.group(0)
+    return _hide_group(m, "pw")
+
+
+def _is_example_password(password: str) -> bool:
+    return password.lower() in _EXAMPLE_PASSWORDS or is_placeholder(password)
+
+
+# Authorization headers: the header name and the scheme stay, the credentials go. "=" only
+# without spaces or before a quote: "authorization = request.headers[...]" is code.
 _AUTH_HEADER = re.compile(
-    r"(?i:(?:proxy-)?authorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?[ \t]*"
-    r"(?:(?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key)[ \t]+)?"
+    r"(?i:(?:proxy-)?authorization)(?:\\?[\"'])?(?:[ \t]*:[ \t]*|=|[ \t]*=[ \t]*(?=\\?[\"']))"
+    r"(?:\\?[\"'])?[ \t]*"
+    r"(?:(?P<scheme>(?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key))[ \t]+)?"
     r"(?P<cred>[^\s\"'`\\,;]+)"
 )
-_BEARER = re.compile(r"(?i:bearer)[ \t]+(?P<cred>[A-Za-z0-9._~+/=-]{16,})")
-_WORD_RE = re.compile(r"[a-z]{1,15}")
+_BEARER = re.compile(r"(?i:bearer)[ \t]+(?P<scheme>)(?P<cred>[A-Za-z0-9._~+/=-]{16,})")
+# "Authorization: Bearer header", "requires Authorization: Bearer.": prose about a header;
+# "Authorization: TOKEN}", "authorization: Optional[str]": code naming the value.
+_PROSE_WORD_RE = re.compile(r"(?:[A-Z]?[a-z]{1,15}|[A-Z]{1,15})[.:)}\]]*")
+_CODE_RE = re.compile(r"[A-Za-z_][\w.]*[(\[{)}\]].*")
 
 
 def _credential_replace(m: re.Match[str]) -> str:
     cred = m.group("cred")
-    if not _starts_token(m.string, m.start()) or is_nothing_to_hide(cred):
+    if not _starts_token(m.string, m.start()) or is_placeholder(cred) or _CODE_RE.fullmatch(cred):
         return m.group(0)
-    if _WORD_RE.fullmatch(cred):
-        return m.group(0)  # "the Authorization: Bearer header": prose about a header
+    if m.group("scheme") and _PROSE_WORD_RE.fullmatch(cred):
+        return m.group(0)
+    if not m.group("scheme") and not looks_like_credential(cred):
+        return m.group(0)  # without a scheme, only a random-looking value is a credential
     return _hide_group(m, "cred")
 
 
@@ -298,7 +332,7 @@ _PARAM_NAMES = frozenset(
         "otp",
     }
 )
-_PARAM_VALUE = r"(?P<value>[^&#\s\"'<>\\]+)"
+_PARAM_VALUE = r"(?P<value>[^&#\s\"'<>\\`]+)"
 _QUERY_PARAM = re.compile(rf"[?&](?:amp;)?(?P<name>[A-Za-z0-9_.-]{{1,64}})={_PARAM_VALUE}")
 # The first pair of a form body (client_secret=…&code=…) has no "?" or "&" before it.
 _FORM_HEAD = re.compile(
@@ -314,9 +348,12 @@ def _param_replace(m: re.Match[str]) -> str:
     name, value = m.group("name"), m.group("value")
     if name.lower() not in _PARAM_NAMES and not is_secret_name(name):
         return m.group(0)
-    if MARKER_RE.search(value) or value.startswith(("$", "{", "<", "%(")):
+    # "(see https://x/cb?code=abc)." : the closing punctuation belongs to the sentence.
+    core = value.rstrip(")]}.,;:!?")
+    if is_placeholder(value) or is_placeholder(core) or not any(c.isalnum() for c in core):
         return m.group(0)
-    return _hide_group(m, "value")
+    head = m.group(0)[: m.start("value") - m.start()]
+    return head + MARKER + value[len(core) :]
 
 
 def _form_head_replace(m: re.Match[str]) -> str:
@@ -327,23 +364,29 @@ def _form_head_replace(m: re.Match[str]) -> str:
 
 # --password hunter2, --api-key=…; a flag's value never starts with "-" (that is the next flag).
 _CLI_FLAG = re.compile(
-    _after_boundary("--") + r"(?P<name>[A-Za-z0-9][A-Za-z0-9-]{0,40})(?:=|[ \t]+)"
-    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\-][^\s\"'\\]*)"
+    _after_boundary("--") + r"(?P<name>[A-Za-z0-9][A-Za-z0-9-]{0,40})(?P<sep>=|[ \t]+)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\,;-][^\s\"'\\,;]*)"
 )
-_CURL_USER = re.compile(r"(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<pw>[^\s\"'\\]+)")
+# curl's -u user:password (date -u, sort -u and friends take no credentials).
+_CURL_USER = re.compile(
+    r"curl\b[^\n|;&]{0,300}?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<pw>[^\s\"'\\]+)"
+)
 
 
 def _flag_replace(m: re.Match[str]) -> str:
     name = m.group("name")
     if name.startswith("no-") or not is_secret_name(name):
         return m.group(0)
-    if is_nothing_to_hide(unquote(m.group("value"))[0]):
+    inner, quote = unquote(m.group("value"))
+    if is_placeholder(inner):
         return m.group(0)
+    if m.group("sep") != "=" and not quote and not looks_like_credential(inner):
+        return m.group(0)  # "--password options" in prose; --password hunter2025 is a value
     return _hide_value(m)
 
 
 def _curl_user_replace(m: re.Match[str]) -> str:
-    if not _starts_token(m.string, m.start(), "-"):
+    if _is_example_password(m.group("pw")):
         return m.group(0)
     return _hide_group(m, "pw")
 
@@ -359,7 +402,9 @@ _ASSIGNMENT = re.compile(
     r"(?P<nq>\\?[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,120})(?P=nq)"
     r"(?P<sep>[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*)"
     r"(?P<value>\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-    r"|(?:[^\s\"'`,;&<>(){}\[\]\\]|\[REDACTED[^\]\n]{0,40}\])+)"
+    # A bare value is printable ASCII up to a space, quote, bracket or separator; a marker
+    # inside it (sk-proj-[REDACTED]) belongs to it.
+    r"|(?:[A-Za-z0-9!#$%*+\-./:=?@^_|~]|\[REDACTED[^\]\n]{0,40}\])+)"
 )
 
 
@@ -390,7 +435,7 @@ def _redact_assignments(text: str) -> tuple[str, int]:
         start, end = _name_start(text, hit), _name_end(text, hit)
         seen = end
         # The cheap name check comes first: only a secret name pays for scanning its value.
-        if start < pos or not is_secret_name(text[start:end]):
+        if start < pos or not name_strength(text[start:end]):
             continue
         m = _assignment_at(text, start)
         if m is None:
@@ -440,19 +485,44 @@ def _name_may_start(text: str, i: int) -> bool:
 
 
 def _assignment_replace(m: re.Match[str]) -> str:
-    end = m.end()
-    following = m.string[end] if end < len(m.string) else ""
-    name, value = m.group("name"), m.group("value")
-    if not is_secret_name(name) or not is_secret_value(name, m.group("sep"), value, following):
-        return m.group(0)
-    return _hide_value(m)
+    text, end = m.string, m.end()
+    found = Assignment(
+        name=m.group("name"),
+        sep=m.group("sep"),
+        raw=m.group("value"),
+        following=text[end] if end < len(text) else "",
+        line_start=_opens_line(text, m.start()),
+        line_end=_LINE_TAIL.match(text, end) is not None,
+    )
+    return _hide_value(m) if is_secret_value(found) else m.group(0)
+
+
+# What may stand before a name that opens its line (indentation, a list dash, export) and
+# after a value that ends it (spaces, a comment); "\n" is a newline in JSON-escaped text.
+_LINE_HEAD = re.compile(r"[ \t]*(?:-[ \t]+|export[ \t]+|#[ \t]*)?")
+_LINE_TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?(?:$|\r?\n|\\[nr])", re.MULTILINE)
+
+
+def _opens_line(text: str, i: int) -> bool:
+    """Whether only indentation (or a list dash, export) stands between a line start and ``i``.
+
+    The look-back is bounded: a name 200 characters into a line does not open it, and an
+    unbounded search would make a long single-line text quadratic.
+    """
+    floor = max(0, i - 200)
+    newline, escaped = text.rfind("\n", floor, i), text.rfind("\\n", floor, i)
+    if newline < 0 and escaped < 0:
+        start = 0 if floor == 0 else -1
+    else:
+        start = max(newline + 1, escaped + 2 if escaped >= 0 else 0)
+    return start >= 0 and _LINE_HEAD.fullmatch(text, start, i) is not None
 
 
 _PASSES: tuple[_Pass, ...] = (
-    _regex_pass(_PEM, lambda m: PRIVATE_KEY_MARKER, "private key"),
+    _regex_pass(_PEM, _pem_replace, "private key"),
     *_vendor_passes(),
     _regex_pass(_JWT, lambda m: MARKER, "eyj"),
-    _regex_pass(_URL_USERINFO, lambda m: _hide_group(m, "pw"), "://"),
+    _regex_pass(_URL_USERINFO, _url_password_replace, "://"),
     _regex_pass(_AUTH_HEADER, _credential_replace, "authorization"),
     _regex_pass(_BEARER, _credential_replace, "bearer"),
     _regex_pass(_TELEGRAM_BOT, lambda m: _hide_group(m, "tok"), "bot"),
@@ -460,7 +530,7 @@ _PASSES: tuple[_Pass, ...] = (
     _regex_pass(_DISCORD, _whole_token, "."),
     _regex_pass(_QUERY_PARAM, _param_replace, "?", "&"),
     _regex_pass(_FORM_HEAD, _form_head_replace, "&", gate=_FORM_GATE),
-    _regex_pass(_CURL_USER, _curl_user_replace, "-u", "--user"),
+    _regex_pass(_CURL_USER, _curl_user_replace, "curl"),
     _regex_pass(_CLI_FLAG, _flag_replace, "--"),
     _Pass(_WORDS, _redact_assignments),
 )
@@ -561,6 +631,6 @@ def _redact_leaf(value: str, key: str | None) -> tuple[str, int]:
     if key.lower() in ("authorization", "proxy-authorization"):
         header = redact_text(f"Authorization: {red.text}")
         return header.text.removeprefix("Authorization: "), red.count + header.count
-    if is_secret_name(key) and is_secret_value(key, ":", json.dumps(value), ""):
+    if is_secret_value(Assignment(name=key, sep=": ", raw=json.dumps(value))):
         return MARKER, red.count + 1
     return red.text, red.count

@@ -1,18 +1,29 @@
 """When a name announces a secret, and when the value after it is one: the redactor's judgement.
 
-Code is full of names like ``password_field``, ``token_count`` and ``max_tokens``, and of values
-like ``password=password`` or ``token: str``. Redacting those would wreck summaries of code, so
-the rules below are deliberately narrower than "any name containing KEY".
+Code and prose are full of names like ``password_field``, ``token_count`` and ``max_tokens``, of
+values like ``password=password``, ``token: str`` or ``api_key = os.environ[...]``, and of
+sentences like "the token: it expires". Redacting those would wreck summaries of code, so the
+rules below are narrower than "any name containing KEY", and they weigh where the value sits:
+a YAML or env-file line, a quoted literal, a keyword argument, a sentence.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from enum import IntEnum
 
 MARKER = "[REDACTED]"
 
 # Any marker we produced (or a summarizer wrote when told to): a value holding one is done.
 MARKER_RE = re.compile(r"\[REDACTED[^\]\n]{0,40}\]")
+
+
+class Strength(IntEnum):
+    NONE = 0
+    WEAK = 1  # a secret word, but not where it names the value: only credential-shaped values
+    STRONG = 2  # OPENAI_API_KEY, password, clientSecret, X-Api-Key
+
 
 _SEGMENT_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_SEGMENTS = frozenset(
@@ -65,10 +76,8 @@ _KEY_QUALIFIERS = frozenset(
         "storage",
     }
 )
-
-
-# An environment-style name ending in one of these describes a secret, it does not hold one:
-# PASSWORD_RESET_TIMEOUT, DB_PASSWORD_FILE, TOKEN_URL, SECRET_NAME, AWS_ACCESS_KEY_ID.
+# A name ending in one of these describes a secret, it does not hold one: PASSWORD_RESET_TIMEOUT,
+# DB_PASSWORD_FILE, TOKEN_URL, SECRET_NAME, AWS_ACCESS_KEY_ID, PRIVATE_KEY_TYPES.
 _DESCRIBING_SEGMENTS = frozenset(
     {
         "timeout",
@@ -93,6 +102,7 @@ _DESCRIBING_SEGMENTS = frozenset(
         "endpoint",
         "name",
         "type",
+        "types",
         "header",
         "prefix",
         "hashers",
@@ -106,26 +116,36 @@ _DESCRIBING_SEGMENTS = frozenset(
         "version",
         "enabled",
         "required",
+        "env",
+        "var",
+        "template",
     }
 )
 
 
-def is_secret_name(name: str) -> bool:
-    """Whether a key, variable, flag or header name announces a secret value.
+def name_strength(name: str) -> Strength:
+    """How surely a key, variable, flag or header name announces a secret value.
 
-    Upper-case (environment-style) names qualify when any segment does (``AWS_SECRET_ACCESS_KEY``,
-    ``PGPASSWORD``, ``DB_PASSWORD_FILE``); other names only by their last segment, so that
-    ``password_field``, ``token_count`` and ``max_tokens`` stay what they are: code.
+    Strong when its last segment does (``OPENAI_API_KEY``, ``PGPASSWORD``, ``clientSecret``,
+    ``X-Api-Key``); weak when only an inner segment does (``SECRET_KEY_BASE``), unless the last
+    segment describes the secret instead of holding it (``PASSWORD_RESET_TIMEOUT``).
     """
     segments = [s.lower() for s in _SEGMENT_RE.findall(name)]
     if not segments:
-        return False
+        return Strength.NONE
     last = len(segments) - 1
-    if name.upper() != name:
-        return _is_secret_segment(segments, last)
-    if last > 0 and segments[last] in _DESCRIBING_SEGMENTS:
-        return False
-    return any(_is_secret_segment(segments, i) for i in range(last + 1))
+    if _is_secret_segment(segments, last):
+        return Strength.STRONG
+    if last == 0 or segments[last] in _DESCRIBING_SEGMENTS:
+        return Strength.NONE
+    if any(_is_secret_segment(segments, i) for i in range(last)):
+        return Strength.WEAK  # SECRET_KEY_BASE, TOKEN_AUTH_SUCCESS, default_token_generator
+    return Strength.NONE
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a name surely announces a secret (``password_field``, ``max_tokens`` do not)."""
+    return name_strength(name) is Strength.STRONG
 
 
 def _is_secret_segment(segments: list[str], i: int) -> bool:
@@ -135,18 +155,51 @@ def _is_secret_segment(segments: list[str], i: int) -> bool:
     return seg in ("key", "keys") and i > 0 and segments[i - 1] in _KEY_QUALIFIERS
 
 
+# ---------------------------------------------------------------------------------------------
+# Values
+
 _LITERALS = frozenset(
-    {"true", "false", "null", "none", "nil", "undefined", "yes", "no", "on", "off", "empty"}
+    {
+        "true",
+        "false",
+        "null",
+        "none",
+        "nil",
+        "undefined",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "empty",
+        "value",
+        "string",
+        "example",
+        "dummy",
+        "placeholder",
+        "redacted",
+        "hidden",
+    }
 )
 _NUMBER_RE = re.compile(r"[+-]?\d+(?:[._]\d+)*(?:[eE][+-]?\d+)?[kKmMsS%]?")
 _ARITHMETIC_RE = re.compile(r"\(?\d[\d.]*\)?(?:[-+*/]\(?\d[\d.]*\)?)+")  # 60*60*24*3
-# References and placeholders stand for a value: $VAR, ${VAR}, {{ x }}, <your-key>, %(x)s,
-# and masks that hide one already: ****, xxxx, ...
-_PLACEHOLDER_RE = re.compile(r"\$|\{|<|%\(|[*xX.•·…_-]+$")
+# References and placeholders stand for a value: $VAR, ${VAR}, {{ x }}, <your-key>, %(x)s, %s,
+# your-api-key; masks hide one already: ****, xxxx, ..., •••.
+_PLACEHOLDER_RE = re.compile(
+    r"\$[A-Za-z_{(]|\{|<|%\(|%[-#0 +]*\d*(?:\.\d+)?[sdrifxXc]$|(?i:your|my)[-_ ]|[*xX.•·…_-]+$"
+    r"|.*(?:\*\*\*|…|xxxx|XXXX)|.*\.\.\.$"
+)
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# settings.SECRET_KEY, os.environ, self.password: an attribute path made of words, no digits
-# (a token such as ya29.a0AfH6SMB has them).
-_DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][A-Za-z_$]*)+")
+_CODE_PATH_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # settings.SECRET_KEY
+# Attribute names as people write them (snake_case, camelCase, CamelCase, CONSTANT); a dotted
+# path of these with at most two digits is code, not a token such as ya29.a0AfH6SMBx8...
+_READABLE_SEGMENT_RE = re.compile(r"[a-z_][a-z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][A-Za-z0-9_]*")
+_CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # NO_REPLY, TERMINAL_SSH_KEY
+# How keys, variables and headers are spelled (api_key, apiKey, X-Api-Key); 'test-secret-key'
+# in lower-case kebab is more likely a made-up secret than a name.
+_NAME_LIKE_RE = re.compile(
+    r"[a-z_][a-z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][A-Za-z0-9]*(?:-[A-Z][A-Za-z0-9]*)*"
+)
+_CAMEL_TYPE_RE = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")  # PKCS7PrivateKeyTypes
 _TYPE_NAMES = frozenset(
     {
         "str",
@@ -164,10 +217,25 @@ _TYPE_NAMES = frozenset(
         "char",
         "varchar",
         "uuid",
+        "dict",
+        "list",
     }
 )
+_CALL_RE = re.compile(r"[A-Za-z_][\w.]*\(.*\)")
 _STRING_PREFIXES = frozenset({"f", "b", "r", "u", "rb", "br", "fr", "rf"})
 QUOTES = ('\\"', '"', "'")  # a JSON-escaped quote first: it also starts with a backslash
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A value as it was found after a name, with what surrounds it."""
+
+    name: str
+    sep: str  # as written, spaces included: "=", " = ", ": ", "=>"
+    raw: str  # the value as written, quotes included
+    following: str = ""  # the character right after the value ("" at the end of the text)
+    line_start: bool = True  # the name opens its line (YAML keys, env files, headers)
+    line_end: bool = True  # only spaces or a comment follow the value on its line
 
 
 def unquote(raw: str) -> tuple[str, str]:
@@ -178,47 +246,123 @@ def unquote(raw: str) -> tuple[str, str]:
     return raw, ""
 
 
-def is_nothing_to_hide(inner: str) -> bool:
-    """Empty, already redacted, a literal, a number or a placeholder."""
+def is_placeholder(inner: str) -> bool:
+    """Already redacted, a reference to a value, or a mask: nothing left to hide."""
     return (
         not inner.strip()
         or MARKER_RE.search(inner) is not None
-        or inner.lower() in _LITERALS
-        or _NUMBER_RE.fullmatch(inner) is not None
-        or _ARITHMETIC_RE.fullmatch(inner) is not None
         or _PLACEHOLDER_RE.match(inner) is not None
     )
 
 
-def is_secret_value(name: str, sep: str, raw: str, following: str) -> bool:
-    """Whether ``raw`` (quoted or bare) after ``name`` and ``sep`` is a value worth hiding.
+def is_nothing_to_hide(inner: str) -> bool:
+    """A placeholder, a literal such as ``true`` or ``null``, a number or an arithmetic sum."""
+    return (
+        is_placeholder(inner)
+        or inner.lower() in _LITERALS
+        or _NUMBER_RE.fullmatch(inner) is not None
+        or _ARITHMETIC_RE.fullmatch(inner) is not None
+    )
 
-    Args:
-        following: the character right after the value ("" at the end), to tell code apart.
-    """
-    inner, quote = unquote(raw)
-    if is_nothing_to_hide(inner):
+
+def looks_like_credential(value: str) -> bool:
+    """Random-looking enough to be a credential wherever it stands: letters mixed with digits,
+    or a long mixed-case base64-like run. Words, identifiers of code and prose are not."""
+    if len(value) < 8 or any(c.isspace() for c in value):
         return False
-    if quote:
-        return len(inner) >= 3 or name.upper() == name
-    if _DOTTED_RE.fullmatch(inner):
-        return False  # settings.SECRET_KEY: an attribute, code rather than a value
-    if not _IDENT_RE.fullmatch(inner):
+    has_digit = any(c.isdigit() for c in value)
+    has_lower = any(c.islower() for c in value)
+    has_upper = any(c.isupper() for c in value)
+    if has_digit and (has_lower or has_upper):
         return True
-    if following in ("(", "["):
-        return False  # a call or a subscript
-    if following in ("'", '"') and inner.lower() in _STRING_PREFIXES:
-        return False  # token = f"Bearer {value}"
-    return _is_secret_identifier(name, sep.strip(), inner)
+    return (
+        len(value) >= 16
+        and has_lower
+        and has_upper
+        and _BASE64ISH.fullmatch(value) is not None
+        and _NAMING_CONVENTION_RE.fullmatch(value) is None
+    )
 
 
-def _is_secret_identifier(name: str, sep: str, ident: str) -> bool:
-    """A bare identifier after a secret name: a literal in env/YAML files, a variable in code."""
-    if is_secret_name(ident) or ident.lower() in _TYPE_NAMES:
-        return False  # password=raw_password, token: str
-    if name.upper() == name:
-        return True  # PASSWORD=changeme
+_BASE64ISH = re.compile(r"[A-Za-z0-9+/=_.~-]+")
+# PasswordResetTokenGenerator, getAuthToken, Some_Mixed_Name: long mixed case, but a name.
+_NAMING_CONVENTION_RE = re.compile(
+    r"[a-z]*(?:[A-Z]{1,4}[a-z]+)+[A-Z]{0,4}|(?:[A-Z][a-z]+_?)+|[a-z]+(?:[._-][A-Z]?[a-z]+)+"
+)
+_SYMBOLS_RE = re.compile(r"[!@#%^&*+=?~|$]")  # what a word, a path or a hyphenated name lacks
+# axios/1.7.9, v2.10.1-rc1, 2024-01-02, 10.0.0.1: versions, dates and addresses, not secrets.
+_VERSIONISH_RE = re.compile(
+    r"(?:[A-Za-z][\w-]*[/@ -]?)?v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?|\d{1,4}(?:[-/:.]\d{1,4})+"
+)
+
+
+def is_secret_value(found: Assignment) -> bool:
+    """Whether the value after a secret name is a secret worth hiding."""
+    strength = name_strength(found.name)
+    inner, quote = unquote(found.raw)
+    if strength is Strength.NONE or is_nothing_to_hide(inner) or found.following == "{":
+        return False  # "{" right after: a template such as sk-proj-{tok40}
+    if not quote and _is_code(inner, found.following):
+        return False
+    if strength is Strength.WEAK:
+        return looks_like_credential(inner) and not _VERSIONISH_RE.fullmatch(inner)
+    if quote:
+        return _quoted_is_secret(found.name, inner)
+    return _bare_is_secret(found, inner)
+
+
+def _quoted_is_secret(name: str, inner: str) -> bool:
+    if _CONSTANT_RE.fullmatch(inner) or (_NAME_LIKE_RE.fullmatch(inner) and is_secret_name(inner)):
+        return False  # names a secret rather than being one: "SUDO_PASSWORD", "X-API-Key"
+    if _CALL_RE.fullmatch(inner):
+        return False  # "os.getenv('X')": code quoted in a string
+    return len(inner) >= 3 or name.upper() == name
+
+
+def _bare_is_secret(found: Assignment, inner: str) -> bool:
+    sep = found.sep.strip()
     if sep == ":":
-        return not (ident[0].isupper() and not any(c.isdigit() for c in ident))  # a type name
-    # name=ident in code is a keyword argument or assignment; only a token-like word is a value.
-    return len(ident) >= 6 and any(c.isdigit() for c in ident) and any(c.isalpha() for c in ident)
+        return _bare_after_colon(found, inner)
+    if found.sep[:1].isspace() != found.sep[-1:].isspace():
+        return False  # "NAME= value": an empty assignment, then something else
+    if found.name.upper() == found.name:
+        return not _CONSTANT_RE.fullmatch(inner)  # PASSWORD=changeme; API_KEY = DEFAULT_KEY is code
+    # name=value in code is a keyword argument or an assignment: only a value that is no
+    # identifier (p@ss!) or that looks random (hunter2025) is one.
+    return not _IDENT_RE.fullmatch(inner) or looks_like_credential(inner)
+
+
+def _bare_after_colon(found: Assignment, inner: str) -> bool:
+    """YAML keys, headers, type annotations and prose all put a colon after a name."""
+    annotation = _CAMEL_TYPE_RE.fullmatch(inner) and found.following in (
+        "",
+        ",",
+        ")",
+        "=",
+        "|",
+        "]",
+    )
+    if inner.lower() in _TYPE_NAMES or annotation:
+        return False  # token: str, private_key: PKCS7PrivateKeyTypes,
+    if looks_like_credential(inner) or (
+        not _IDENT_RE.fullmatch(inner) and _SYMBOLS_RE.search(inner)
+    ):
+        return True  # hunter2025, s3cr3t!, p@ss: no words (boto3, python3 are)
+    # A word after "password:" is a value only on a YAML line of its own; in a sentence
+    # ("the token: it expires", "secrets: platform/chat") or an object literal
+    # ({token: token}) it is not.
+    return found.line_start and found.line_end
+
+
+def _is_code(inner: str, following: str) -> bool:
+    if is_secret_name(inner) or inner.lower() == "self":
+        return True  # password=raw_password, token=self
+    if following in ("(", "[") and (_IDENT_RE.fullmatch(inner) or _CODE_PATH_RE.fullmatch(inner)):
+        return True  # a call or a subscript
+    if following in ("'", '"') and inner.lower() in _STRING_PREFIXES:
+        return True  # token = f"Bearer {value}"
+    if _CODE_PATH_RE.fullmatch(inner):
+        segments = inner.split(".")
+        digits = sum(c.isdigit() for c in inner)
+        return digits <= 2 and all(_READABLE_SEGMENT_RE.fullmatch(s) for s in segments)
+    return False
