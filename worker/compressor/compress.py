@@ -10,15 +10,17 @@ from worker.compressor.assemble import Placement, assemble, strip_old_images, su
 from worker.compressor.boundaries import Budget, Split, latest_real, plan_split, shrink_head
 from worker.compressor.config import CompressConfig
 from worker.compressor.errors import InvalidTranscriptError
+from worker.compressor.ledger import complete_summary, extract_ledger
 from worker.compressor.markers import is_summary, summary_body, without_summary
 from worker.compressor.messages import Message
 from worker.compressor.prompts import summary_budget
 from worker.compressor.prune import PruneResult, prune_window
 from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
-from worker.compressor.summarize import Folded, Job, Turn, summarize_turns
+from worker.compressor.summarize import Folded, Job, summarize_turns
 from worker.compressor.summarizer import Summarizer
 from worker.compressor.tokens import TokenCounter
+from worker.compressor.turns import build_turns
 
 
 def compress(
@@ -49,6 +51,31 @@ def compress(
     window = _Window.of(msgs, split)
     if not window.removed:
         return start.unchanged(noop_reason="nothing_to_summarize", split=split)
+    facts = _summarize_window(
+        start,
+        split,
+        window,
+        summarizer=summarizer,
+        job=_JobInputs(counter, today, focus_topic, previous_summary),
+    )
+    if facts.body is None:
+        return start.unchanged(aborted=True, facts=facts)
+    return _finish(start, facts, facts.body, placement, counter)
+
+
+@dataclass(frozen=True, slots=True)
+class _JobInputs:
+    counter: TokenCounter
+    today: date
+    focus_topic: str | None
+    previous_summary: str | None
+
+
+def _summarize_window(
+    start: _Start, split: Split, window: _Window, *, summarizer: Summarizer, job: _JobInputs
+) -> _Facts:
+    """Prune, redact and summarize the window; complete the summary with the ledger."""
+    msgs, counts, config = start.msgs, start.counts, start.config
     pruned = prune_window(
         msgs,
         split.head_end,
@@ -56,25 +83,48 @@ def compress(
         min_chars=config.prune_min_chars,
         arg_max_chars=config.tool_arg_max_chars,
     )
-    turns = _turns(msgs, counts, window, pruned, split)
-    prior = previous_summary if previous_summary is not None else window.rehydrated
-    prior_red = redact_text(prior) if prior else None
-    focus_red = redact_text(focus_topic) if focus_topic else None
-    job = Job(
-        summarizer=summarizer,
-        config=config,
-        counter=counter,
-        today=today,
-        focus_topic=focus_red.text if focus_red else None,
-        budget_tokens=summary_budget(sum(counts[i] for i in window.removed), config),
+    turns, redactions = build_turns(
+        msgs,
+        counts,
+        pruned.messages,
+        start=split.head_end,
+        summaries=window.summaries,
+        lifted=split.lifted,
     )
-    folded = summarize_turns(turns, previous=prior_red.text if prior_red else None, job=job)
-    redactions = folded.redactions + (prior_red.count if prior_red else 0)
-    redactions += focus_red.count if focus_red else 0
+    prior = redact_text(job.previous_summary or window.rehydrated or "")
+    focus = redact_text(job.focus_topic or "")
+    folded = summarize_turns(
+        turns,
+        previous=prior.text or None,
+        job=Job(
+            summarizer=summarizer,
+            config=config,
+            counter=job.counter,
+            today=job.today,
+            focus_topic=focus.text or None,
+            budget_tokens=summary_budget(sum(counts[i] for i in window.removed), config),
+        ),
+    )
+    redactions += folded.redactions + prior.count + focus.count
     facts = _Facts(split, window, pruned, folded, redactions, summarizer)
     if folded.text is None:
-        return start.unchanged(aborted=True, facts=facts)
-    return _finish(start, facts, folded.text, placement, counter)
+        return facts
+    removed = [t.message for t in turns if t.removed]
+    return _with_ledger(facts, folded.text, removed[-config.ledger_window_messages :])
+
+
+def _with_ledger(facts: _Facts, text: str, removed: Sequence[Message]) -> _Facts:
+    """The summary with what the ledger found and the summarizer left out, redacted once more."""
+    ledger = extract_ledger(removed)
+    completed, appended = complete_summary(text, ledger)
+    red = redact_text(completed)
+    return replace(
+        facts,
+        body=red.text,
+        redactions=facts.redactions + red.count,
+        ledger_items=len(ledger.entries),
+        ledger_appended=appended,
+    )
 
 
 def _counts(
@@ -132,33 +182,19 @@ class _Window:
         return cls(removed, frozenset(summaries), body or None)
 
 
-def _turns(
-    msgs: Sequence[Message],
-    counts: Sequence[int],
-    window: _Window,
-    pruned: PruneResult,
-    split: Split,
-) -> list[Turn]:
-    """The window as the summarizer sees it: pruned, earlier summaries taken out."""
-    turns: list[Turn] = []
-    for offset, msg in enumerate(pruned.messages):
-        index = split.head_end + offset
-        real = without_summary(msg) if index in window.summaries else msg
-        if real is None:
-            continue
-        known = counts[index] if real is msgs[index] else None
-        turns.append(Turn(real, removed=index != split.lifted, known_tokens=known))
-    return turns
-
-
 @dataclass(frozen=True, slots=True)
 class _Facts:
+    """What one pass found and did, for the result and its report."""
+
     split: Split
     window: _Window
     pruned: PruneResult
     folded: Folded
     redactions: int
     summarizer: Summarizer
+    body: str | None = None  # the finished summary (None: aborted)
+    ledger_items: int = 0
+    ledger_appended: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +260,8 @@ def _with_summarizer(report: CompactionReport, facts: _Facts) -> CompactionRepor
         pruned_tool_outputs=facts.pruned.pruned_tool_outputs,
         deduplicated_tool_outputs=facts.pruned.deduplicated_tool_outputs,
         shrunk_tool_args=facts.pruned.shrunk_tool_args,
+        ledger_items=facts.ledger_items,
+        ledger_appended=facts.ledger_appended,
         notes=tuple(folded.notes),
     )
 

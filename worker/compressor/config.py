@@ -30,6 +30,10 @@ class CompressConfig:
     serialize_tool_result_tail_chars: int = 1_500
     serialize_tool_args_head_chars: int = 1_200
     serialize_message_max_chars: int = 12_000
+    # The artifact ledger reads the newest this-many summarized messages: it keeps only the
+    # newest entries of each kind anyway, and scanning a 10,000-message window costs more than
+    # everything else in a pass.
+    ledger_window_messages: int = 400
     # Anti-thrash: this many consecutive passes under ``ineffective_savings_pct`` stop
     # automatic compaction until the session grows.
     ineffective_savings_pct: float = 10.0

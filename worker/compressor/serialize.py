@@ -1,7 +1,6 @@
-"""Turns rendered as labelled text for the summarizer, bounded per message and redacted.
+"""Turns rendered as labelled text for the summarizer, bounded per message.
 
-A piece too long for its limit is redacted before it is cut (a cut could split a secret so that
-no pattern recognizes its halves); everything else is redacted once, as the finished text.
+The messages arrive redacted (``turns.py``): a cut made here can no longer split a secret.
 """
 
 from __future__ import annotations
@@ -10,13 +9,11 @@ from dataclasses import dataclass
 
 from worker.compressor.config import CompressConfig
 from worker.compressor.messages import IMAGE_PART_TYPES, TEXT_PART_TYPES, Content, Message
-from worker.compressor.redact import redact_text
 
 
 @dataclass(frozen=True, slots=True)
 class Serialized:
-    text: str  # redacted
-    redactions: int
+    text: str
     cut: bool  # part of the message was left out
     label_chars: int  # characters that are labels and ids rather than the message's own text
 
@@ -27,37 +24,29 @@ def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
     if msg.role == "tool":
         head = config.serialize_tool_result_head_chars
         tail = config.serialize_tool_result_tail_chars
+        label = f"[TOOL RESULT {msg.tool_call_id}]: "
     else:
         head = config.serialize_message_max_chars * 3 // 4
         tail = config.serialize_message_max_chars - head
-    body, redactions, cut = _bounded(text, head, tail)
-    if msg.role == "tool":
-        label = f"[TOOL RESULT {msg.tool_call_id}]: "
-        lines = [label + body]
-    else:
         label = f"[{msg.role.upper()}]: "
-        lines = [label + body] if body or not msg.tool_calls else []
+    body = cut_middle(text, head, tail)
+    cut = body is not text
+    lines = [label + body] if body or not msg.tool_calls else []
     label_chars = len(label)
     for call in msg.tool_calls:
-        args, count, args_cut = _bounded(call.arguments, config.serialize_tool_args_head_chars, 0)
-        redactions += count
-        cut = cut or args_cut
+        args = cut_middle(call.arguments, config.serialize_tool_args_head_chars, 0)
+        cut = cut or args is not call.arguments
         call_label = f"[TOOL CALL {call.name} {call.id}]: "
         label_chars += len(call_label)
         lines.append(call_label + args)
-    red = redact_text("\n".join(lines))
-    return Serialized(red.text, redactions + red.count, cut, label_chars)
-
-
-def _bounded(text: str, head: int, tail: int) -> tuple[str, int, bool]:
-    if len(text) <= head + tail:
-        return text, 0, False
-    red = redact_text(text)
-    return cut_middle(red.text, head, tail), red.count, True
+    return Serialized("\n".join(lines), cut, label_chars)
 
 
 def cut_middle(text: str, head: int, tail: int) -> str:
-    """Keep the first ``head`` and last ``tail`` characters, naming how much was left out."""
+    """Keep the first ``head`` and last ``tail`` characters, naming how much was left out.
+
+    Returns ``text`` itself (the same object) when it fits.
+    """
     if len(text) <= head + tail:
         return text
     omitted = len(text) - head - tail

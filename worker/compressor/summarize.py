@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field
 from datetime import date
-from typing import overload
 
 from worker.compressor.config import CompressConfig
 from worker.compressor.errors import (
@@ -26,10 +24,11 @@ from worker.compressor.errors import (
 from worker.compressor.extractive import extractive_summary
 from worker.compressor.messages import Message
 from worker.compressor.prompts import max_output_tokens, render_prompt
-from worker.compressor.redact import redact_message, redact_text
+from worker.compressor.redact import redact_text
 from worker.compressor.serialize import Serialized, cut_middle, serialize_turn
 from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
 from worker.compressor.tokens import TokenCounter
+from worker.compressor.turns import Turn
 
 MAX_RESPLITS = 3  # "context too long" answers tolerated before falling back
 _MIN_TURN_ROOM = 256  # below this a call could not carry even one trimmed turn
@@ -37,13 +36,6 @@ _TURN_SEPARATOR_TOKENS = 2  # the blank line between serialized turns
 _LABEL_CHARS_PER_TOKEN = (
     2  # labels hold random call ids: count them dense, to stay on the safe side
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    message: Message  # pruned, not yet redacted
-    removed: bool  # False for the lifted message: shown for context, kept verbatim
-    known_tokens: int | None = None  # the message's own count, when pruning left it unchanged
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,65 +77,28 @@ def summarize_turns(turns: Sequence[Turn], *, previous: str | None, job: Job) ->
     folded = Folded()
     if not job.summarizer.is_llm:
         # A rule-based summarizer reads the messages, not a prompt: one call, nothing to bound.
-        window = []
-        for turn in turns:
-            clean, count = redact_message(turn.message)
-            folded.redactions += count
-            window.append(clean)
+        window = [t.message for t in turns]
         request = _request(job, "", window, previous, index=0, count=1)
         outcome = _call_or_error(job, request, folded)
         folded.text = _accepted(outcome, folded, turns, previous, job)
         return folded
-    src = _Serialized.of(turns, job)
-    folded.redactions += src.redactions
-    return _fold(src, previous, job, folded)
-
-
-class RedactedWindow(SequenceABC[Message]):
-    """The window handed to an LLM summarizer, redacted on access.
-
-    An LLM summarizer sends the (redacted) prompt and rarely reads the messages; redacting them
-    all up front would double the redaction work for nothing.
-    """
-
-    def __init__(self, messages: Sequence[Message]) -> None:
-        self._messages = messages
-        self._clean: dict[int, Message] = {}
-
-    def __len__(self) -> int:
-        return len(self._messages)
-
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Message]: ...
-
-    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        i = range(len(self))[index]
-        if i not in self._clean:
-            self._clean[i] = redact_message(self._messages[i])[0]
-        return self._clean[i]
+    return _fold(_Serialized.of(turns, job), previous, job, folded)
 
 
 @dataclass(frozen=True, slots=True)
 class _Serialized:
     turns: Sequence[Turn]
-    texts: list[str]  # redacted
+    texts: list[str]
     tokens: list[int]  # per turn, with its separator
-    redactions: int
 
     @classmethod
     def of(cls, turns: Sequence[Turn], job: Job) -> _Serialized:
-        texts, tokens, redactions = [], [], 0
+        texts, tokens = [], []
         for turn in turns:
             done = serialize_turn(turn.message, config=job.config)
             texts.append(done.text)
             tokens.append(_turn_tokens(turn, done) + _TURN_SEPARATOR_TOKENS)
-            redactions += done.redactions
-        return cls(turns, texts, tokens, redactions)
+        return cls(turns, texts, tokens)
 
 
 def _turn_tokens(turn: Turn, done: Serialized) -> int:
@@ -176,7 +131,7 @@ def _fold(src: _Serialized, previous: str | None, job: Job, folded: Folded) -> F
         call = _plan_call(src, start, running, job, cap)
         remaining = sum(src.tokens[start:])
         count = chunk + max(1, math.ceil(remaining / call.room))
-        window = RedactedWindow([t.message for t in src.turns[start : call.end]])
+        window = [t.message for t in src.turns[start : call.end]]
         request = _request(job, call.prompt, window, call.running, index=chunk, count=count)
         folded.max_input_tokens = max(folded.max_input_tokens, call.input_tokens)
         folded.total_input_tokens += call.input_tokens
