@@ -210,6 +210,23 @@ def test_tool_without_result_or_shell_has_no_exit_code_and_no_command() -> None:
     assert ledger.of_kind("command")[0].render() == "- command: `make test`"
 
 
+def test_entries_are_redacted_before_they_are_cut() -> None:
+    key = "sk-proj-Q9x7LmN2pR4tV6wY8zA1bC3dE5fG7hJ9"
+    command = "curl -s -H 'Authorization: Bearer " + key + "' https://api.example.com/v1/models"
+    msgs = [
+        *ran("a", command, f"https://api.example.com/cb?access_token={key[8:]}&x=1"),
+        user(f"ValueError: bad key {key}"),
+    ]
+    # Cut inside the key: a cut before redacting would leave a prefix no pattern recognizes.
+    ledger = extract_ledger(msgs, limits=LedgerLimits(command_chars=48))
+    assert "Q9x7LmN2" not in ledger.render()
+    assert [e.text for e in ledger.of_kind("url")] == [
+        "https://api.example.com/v1/models",
+        "https://api.example.com/cb?access_token=[REDACTED]&x=1",
+    ]
+    assert [e.text for e in ledger.of_kind("error")] == ["ValueError: bad key sk-proj-[REDACTED]"]
+
+
 # ---------------------------------------------------------------------------------------------
 # complete_summary
 

@@ -1,7 +1,7 @@
 """The artifact ledger: exact strings from a summarized window that a summary must not lose.
 
 Summaries paraphrase; agents then re-probe files, re-run commands and rediscover errors. The
-ledger is collected deterministically from the window (which the caller has already redacted):
+ledger is collected deterministically from the window (each entry redacted before it is cut):
 files touched, shell commands with their exit codes, error lines, URLs and identifiers. After the
 summarizer has written its summary, ``complete_summary`` appends only the entries the summary
 left out, so the trail survives whatever the model chose to keep.
@@ -19,6 +19,7 @@ from typing import Literal, TypeAlias
 
 from worker.compressor import ledger_scan as scan
 from worker.compressor.messages import Message
+from worker.compressor.redact import redact_text
 
 Kind: TypeAlias = Literal["file", "command", "error", "url", "id"]
 KINDS: tuple[Kind, ...] = ("file", "command", "error", "url", "id")
@@ -95,7 +96,7 @@ class Ledger:
 
 
 def extract_ledger(messages: Sequence[Message], *, limits: LedgerLimits = DEFAULT_LIMITS) -> Ledger:
-    """Collect the artifact trail of ``messages`` (already redacted), deterministically."""
+    """Collect the artifact trail of ``messages``, deterministically; entries come out redacted."""
     found = _Collector(limits)
     results = {m.tool_call_id: m.text() for m in messages if m.role == "tool" and m.tool_call_id}
     for msg in messages:
@@ -172,6 +173,7 @@ class _Collector:
         self._limits = limits
         self._seq = 0
         self._latest: dict[Kind, dict[str, tuple[int, Entry]]] = {k: {} for k in KINDS}
+        self._clean: dict[str, str] = {}  # text -> redacted text: the same item recurs often
 
     def add(self, kind: Kind, text: str, exit_code: int | None = None) -> None:
         text = self._clip(kind, text)
@@ -200,13 +202,23 @@ class _Collector:
             size -= len(kept[fullest].pop(0).render()) + 1
 
     def _clip(self, kind: Kind, text: str) -> str:
+        """The entry as kept: redacted before it is cut, so a cut never splits a secret into
+        halves the redactor could no longer recognize (whatever the caller passed in)."""
         if kind == "file":
             text = text.removeprefix("./")
         if kind == "command":
             first, _, rest = text.strip().partition("\n")
-            text = " ".join(first.split()) + (f" {_ELLIPSIS}" if rest.strip() else "")
-            return _cut(text, self._limits.command_chars)
-        return _cut(text.strip(), self._limits.line_chars)
+            first = " ".join(self._redacted(first).split())
+            return _cut(
+                first + (f" {_ELLIPSIS}" if rest.strip() else ""), self._limits.command_chars
+            )
+        return _cut(self._redacted(text.strip()), self._limits.line_chars)
+
+    def _redacted(self, text: str) -> str:
+        clean = self._clean.get(text)
+        if clean is None:
+            clean = self._clean[text] = redact_text(text).text
+        return clean
 
 
 def _cut(text: str, limit: int) -> str:
