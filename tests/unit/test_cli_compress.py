@@ -1,0 +1,135 @@
+"""``compaction compress FILE``: the offline command, run in-process through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.cli import main
+from tests.factories import make_transcript
+from tests.support.fake_openai import FakeOpenAI, Reply
+from worker.compressor.messages import parse_messages
+from worker.settings import get_settings
+
+
+@pytest.fixture(autouse=True)
+def settings_from_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fresh settings per test, with no LLM configured unless a test configures one."""
+    monkeypatch.delenv("COMPACTION_LLM_BASE_URL", raising=False)
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+def write(tmp_path: Path, doc: Any, name: str = "t.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["compress", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compacts_a_message_list_with_the_extractive_summarizer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire = make_transcript(turns=20)
+    code, out, err = run_cli([str(write(tmp_path, wire)), "--context-length", "8000"], capsys)
+    assert (code, err) == (0, "")
+    result = json.loads(out)
+    report = result["report"]
+    assert report["summarizer"] == "extractive" and not report["fallback_used"]
+    assert report["messages_before"] == len(wire)
+    assert report["messages_after"] == len(result["messages"]) < len(wire)
+    assert report["tokens_after"] < report["tokens_before"]
+    parse_messages(result["messages"])  # a valid transcript comes out
+    assert result["messages"][-1] == wire[-1]
+
+
+def test_accepts_a_messages_object_a_focus_and_writes_to_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = {"messages": make_transcript(turns=20), "session": "ignored"}
+    out_path = tmp_path / "out.json"
+    args = [str(write(tmp_path, doc)), "--context-length", "8000", "--focus", "billing"]
+    code, out, err = run_cli([*args, "--out", str(out_path), "--model", "gpt-4o"], capsys)
+    assert (code, out, err) == (0, "", "")
+    result = json.loads(out_path.read_text(encoding="utf-8"))
+    assert result["report"]["noop_reason"] is None
+
+
+def test_uses_the_llm_the_settings_describe(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.script("summ", Reply.ok('## Active Task\nUser asked: "continue"'))
+    monkeypatch.setenv("COMPACTION_LLM_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("COMPACTION_SUMMARY_MODEL", "summ")
+    monkeypatch.setenv("COMPACTION_MAIN_MODEL", "main")
+    path = write(tmp_path, make_transcript(turns=20))
+    code, out, err = run_cli([str(path), "--context-length", "8000", "--focus", "billing"], capsys)
+    assert (code, err) == (0, "")
+    report = json.loads(out)["report"]
+    assert report["summarizer"] == "summ" and report["summarizer_calls"] == 1
+    sent = fake_openai.requests[0].messages
+    assert 'Focus topic: "billing"' in sent[-1]["content"]
+
+
+def test_a_failing_llm_falls_back_and_says_so(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.script("*", *[Reply.error(500)] * 4)
+    monkeypatch.setenv("COMPACTION_LLM_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("COMPACTION_SUMMARY_MODEL", "summ")
+    path = write(tmp_path, make_transcript(turns=20))
+    code, out, _ = run_cli([str(path), "--context-length", "8000"], capsys)
+    assert code == 0
+    report = json.loads(out)["report"]
+    assert report["fallback_used"] and report["dropped_count"] > 0
+    assert report["error_class"] == "server_error"
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ('[{"role"', "invalid JSON at line 1, column 9"),
+        ('{"msgs": []}', 'expected a JSON list of messages or {"messages": [...]}'),
+        ('"hello"', "invalid transcript: messages must be a JSON array, got string"),
+        (
+            '[{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}]',
+            "invalid transcript: messages[1]: a tool message needs a non-empty tool_call_id",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, needle: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    code, out, err = run_cli([str(path)], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(f"compaction compress: error: {path}: ") and needle in err
+
+
+def test_a_missing_file_or_a_folder_is_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli([str(tmp_path / "nope.json")], capsys)
+    assert code == 2 and "nope.json: no such file" in err
+    code, _, err = run_cli([str(tmp_path)], capsys)
+    assert code == 2 and "is a directory" in err
+    code, _, err = run_cli([str(write(tmp_path, [])), "--context-length", "0"], capsys)
+    assert code == 2 and "--context-length must be a positive number" in err
