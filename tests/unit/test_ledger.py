@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.data import real_transcripts
+from tests.strategies import Transcript, transcripts
 from worker.compressor.ledger import (
     HEADING,
     Entry,
@@ -305,6 +306,19 @@ def test_completed_summary_keeps_the_summary_holds_every_entry_and_is_stable(
     assert complete_summary(completed, ledger) == (completed, 0)
     if appended == 0:
         assert completed == summary
+
+
+@given(transcripts(max_turns=8), st.text(max_size=200))
+def test_ledger_of_any_transcript_is_deterministic_secret_free_and_completes_idempotently(
+    transcript: Transcript, summary: str
+) -> None:
+    ledger = extract_ledger(transcript.messages)
+    assert extract_ledger(transcript.messages) == ledger
+    completed, _ = complete_summary(summary, ledger)
+    for secret in transcript.secrets:
+        assert secret not in ledger.render()
+        assert secret not in completed[len(summary) :]
+    assert complete_summary(completed, ledger) == (completed, 0)
 
 
 # ---------------------------------------------------------------------------------------------

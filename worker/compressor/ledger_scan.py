@@ -350,4 +350,7 @@ def diff_files(text: str) -> list[str]:
 
 
 def _looks_like_path(value: str) -> bool:
-    return 0 < len(value) <= 240 and "\n" not in value and "://" not in value
+    """A path, not prose or content passed under a path-like key (a path may hold a space)."""
+    return (
+        0 < len(value) <= 240 and "\n" not in value and "://" not in value and value.count(" ") <= 2
+    )
