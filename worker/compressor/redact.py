@@ -3,36 +3,28 @@
 Always on (a logging preference must not become a data-sharing preference), pure, and
 idempotent: a marker is never mistaken for a secret, so redacting twice finds nothing more.
 What helps debugging stays (the key name, the vendor prefix, the URL's scheme, host and path,
-the header name); only the secret part becomes ``[REDACTED]``.
-
-The work is a pipeline of passes. Each is guarded by cheap substring "needles", so text without
-e.g. ``://`` never pays for the URL pass, and each pattern starts with a literal or a small
-character class (boundaries are checked after the match, not by a leading look-behind) so the
-regex engine can skip ahead. No pattern nests quantifiers over overlapping classes: matching
-stays linear in the length of the text.
+the header name); only the secret part becomes ``[REDACTED]``. The shapes recognized are in
+``secret_patterns.py``; the judgement on names and values (``password_field`` is code,
+``password: hunter2`` is not) in ``secret_names.py``.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from types import MappingProxyType
+from typing import Any
 
 from worker.compressor.messages import Content, Message, Part, ToolCall
 from worker.compressor.secret_names import (
     MARKER,
     MARKER_RE,
-    QUOTES,
     Assignment,
-    is_placeholder,
     is_secret_name,
     is_secret_value,
-    looks_like_credential,
-    name_strength,
-    unquote,
 )
+from worker.compressor.secret_patterns import PASSES, PRIVATE_KEY_MARKER
 
 __all__ = [
     "MARKER",
@@ -44,18 +36,11 @@ __all__ = [
     "redact_text",
 ]
 
-PRIVATE_KEY_MARKER = "[REDACTED PRIVATE KEY]"
-
 
 @dataclass(frozen=True, slots=True)
 class Redacted:
     text: str
     count: int  # secrets replaced
-
-
-class _Pass(NamedTuple):
-    needles: tuple[str, ...]  # lower-case substrings; none present: the pass is skipped
-    apply: Callable[[str], tuple[str, int]]
 
 
 def redact_text(text: str) -> Redacted:
@@ -64,7 +49,7 @@ def redact_text(text: str) -> Redacted:
         return Redacted(text, 0)
     lowered = text.lower()
     total = 0
-    for needles, apply in _PASSES:
+    for needles, apply in PASSES:
         # Inline loops, no generator or method call: this runs for every pass on every message.
         for needle in needles:
             if needle in lowered:
@@ -76,464 +61,6 @@ def redact_text(text: str) -> Redacted:
             total += count
             lowered = text.lower()
     return Redacted(text, total)
-
-
-# ---------------------------------------------------------------------------------------------
-# Building blocks
-
-Replacer = Callable[[re.Match[str]], str]
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_UNICODE_ESCAPE = re.compile(r"u[0-9A-Fa-f]{4}")  # after a backslash: one escaped character
-
-
-def _regex_pass(
-    pattern: re.Pattern[str],
-    replacer: Replacer,
-    *needles: str,
-    gate: re.Pattern[str] | None = None,
-) -> _Pass:
-    """A pass that substitutes ``pattern``; ``gate``, a cheaper pattern, must match first."""
-
-    def apply(text: str) -> tuple[str, int]:
-        if gate is not None and gate.search(text) is None:
-            return text, 0
-        count = 0
-
-        def substitute(match: re.Match[str]) -> str:
-            nonlocal count
-            new = replacer(match)
-            if new != match.group(0):
-                count += 1
-            return new
-
-        return pattern.sub(substitute, text), count
-
-    return _Pass(needles, apply)
-
-
-def _starts_token(text: str, i: int, extra: str = "") -> bool:
-    """Nothing token-like right before ``i``; a JSON escape such as ``\\n`` counts as a break."""
-    if i == 0:
-        return True
-    before = text[i - 1]
-    if before not in _TOKEN_CHARS and before not in extra:
-        return True
-    if before in "nrt" and i >= 2 and text[i - 2] == "\\":
-        return True
-    return i >= 6 and text[i - 6] == "\\" and _UNICODE_ESCAPE.fullmatch(text, i - 5, i) is not None
-
-
-def _hide_group(m: re.Match[str], group: str, marker: str = MARKER) -> str:
-    """The match with only ``group`` (the secret) replaced; a value already marked stays."""
-    if MARKER_RE.search(m.group(group)):
-        return m.group(0)
-    start, end = m.start(group) - m.start(), m.end(group) - m.start()
-    whole = m.group(0)
-    return whole[:start] + marker + whole[end:]
-
-
-def _hide_value(m: re.Match[str], group: str = "value") -> str:
-    """Replace a possibly quoted value with a marker inside the same quotes."""
-    _, quote = unquote(m.group(group))
-    return _hide_group(m, group, f"{quote}{MARKER}{quote}")
-
-
-# ---------------------------------------------------------------------------------------------
-# Vendor-prefixed keys: the prefix stays, it tells a reader which vendor's key this was.
-
-# (head, rest of the prefix, body, needle). The head is a fixed-width start: the boundary check
-# sits right after it, so the engine can still jump from one occurrence of the head to the next.
-_VENDOR_TOKENS: tuple[tuple[str, str, str, str], ...] = (
-    (r"sk-", r"(?:ant-|proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_-]{20,}", "sk-"),
-    (r"[sr]k_", r"(?:live|test)_", r"[A-Za-z0-9]{16,}", "k_"),
-    (r"whsec_", "", r"[A-Za-z0-9+/=]{20,}", "whsec_"),
-    (r"gh[pousr]_", "", r"[A-Za-z0-9]{30,}", "gh"),
-    (r"github_pat_", "", r"[A-Za-z0-9_]{30,}", "github_pat_"),
-    (r"xox[abposre]-", "", r"[A-Za-z0-9-]{10,}", "xox"),
-    (r"xapp-", "", r"[A-Za-z0-9-]{10,}", "xapp-"),
-    (r"AIza", "", r"[0-9A-Za-z_-]{30,}", "aiza"),
-    (r"hf_", "", r"[A-Za-z0-9]{30,}", "hf_"),
-    (r"pypi-", "", r"[A-Za-z0-9_-]{40,}", "pypi-"),
-    (r"gl", r"(?:pat|dt|rt|ptt|soat|ft|cbt)-", r"[A-Za-z0-9_-]{20,}", "gl"),
-    (r"npm_", "", r"[A-Za-z0-9]{30,}", "npm_"),
-    (r"gsk_", "", r"[A-Za-z0-9]{30,}", "gsk_"),
-    (r"pplx-", "", r"[A-Za-z0-9]{30,}", "pplx-"),
-    (r"r8_", "", r"[A-Za-z0-9]{30,}", "r8_"),
-    (r"nvapi-", "", r"[A-Za-z0-9_-]{30,}", "nvapi-"),
-    (r"tvly-", "", r"[A-Za-z0-9_-]{20,}", "tvly-"),
-    (r"do[por]_v1_", "", r"[a-f0-9]{40,}", "_v1_"),
-    (r"shp", r"(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32,}", "shp"),
-    (r"SG\.", "", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sg."),
-    (r"AGE-SECRET-KEY-1", "", r"[A-Z0-9]{40,}", "age-secret-key-"),
-    # AWS access key ids: long-term (AKIA), temporary (ASIA) and their kin.
-    (r"A", r"(?:KIA|SIA|BIA|CCA)", r"[A-Z0-9]{16}(?![A-Za-z0-9])", "a"),
-)
-# A lower-case kebab-case body is a name (sk-learn-style), not a random key.
-_KEBAB_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
-
-
-def _after_boundary(head: str) -> str:
-    """``head`` that starts a token: not glued to a token before it, a JSON escape aside.
-
-    The check is a look-behind placed after the head; a leading look-behind would make the
-    engine try the whole pattern at every position, and a match that starts inside a long run
-    of token characters would be retried at every later offset of that run.
-    """
-    return rf"{head}(?:(?<![A-Za-z0-9_-]{head})|(?<=\\[nrt]{head})|(?<=\\u[0-9A-Fa-f]{{4}}{head}))"
-
-
-def _vendor_replace(m: re.Match[str]) -> str:
-    if _KEBAB_RE.fullmatch(m.group("body")):
-        return m.group(0)
-    return m.group("prefix") + MARKER
-
-
-def _vendor_passes() -> list[_Pass]:
-    return [
-        _regex_pass(
-            re.compile(rf"(?P<prefix>{_after_boundary(head)}{rest})(?P<body>{body})"),
-            _vendor_replace,
-            needle,
-        )
-        for head, rest, body, needle in _VENDOR_TOKENS
-    ]
-
-
-# ---------------------------------------------------------------------------------------------
-# Structured secrets: private keys, URLs, headers, JWTs, bot tokens.
-
-# Bodies are consumed possessively and may not run into another "-----" line, so each BEGIN
-# costs only its own block. A block cut off before its END line is hidden as far as it still
-# looks like one: base64 lines of 16+ characters and the Proc-Type/DEK-Info headers.
-_PEM_BEGIN = r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
-_PEM_END = r"-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
-_PEM_BODY = r"(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----))*+"
-_PEM_LINE = r"(?:[A-Za-z0-9+/=]{16,}+|(?:Proc-Type|DEK-Info):[^\n\\]*+)"
-_PEM_CUT_BODY = rf"(?:(?:\s|\\[nr])*+{_PEM_LINE})++"  # a bare BEGIN line (code) is no key
-_PEM = re.compile(rf"{_PEM_BEGIN}(?:(?P<body>{_PEM_BODY}){_PEM_END}|{_PEM_CUT_BODY})")
-
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{8}")
-
-
-def _pem_replace(m: re.Match[str]) -> str:
-    body = m.group("body")
-    if body is not None and not _BASE64_RUN.search(body):
-        return m.group(0)  # "-----BEGIN RSA PRIVATE KEY----- ... -----END ..." in docs: no key
-    return PRIVATE_KEY_MARKER
-
-
-# Userinfo of any URL, databases and brokers included: scheme://user:password@host. The user
-# stays; the password runs to the last "@" of the authority (passwords may hold "@").
-_URL_USERINFO = re.compile(
-    r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/@?#'\"\\<>]*:(?P<pw>[^\s/?#'\"\\<>]+)@"
-    r"(?=[A-Za-z0-9\[._-])"
-)
-
-# Passwords of documentation examples (https://user:password@host) are no secret to hide.
-_EXAMPLE_PASSWORDS = frozenset({"password", "pass", "passwd", "pwd", "pw", "secret", "token"})
-
-
-def _url_password_replace(m: re.Match[str]) -> str:
-    if _is_example_password(m.group("pw")):
-        return m.group(0)
-    return _hide_group(m, "pw")
-
-
-def _is_example_password(password: str) -> bool:
-    return password.lower() in _EXAMPLE_PASSWORDS or is_placeholder(password)
-
-
-# Authorization headers: the header name and the scheme stay, the credentials go. "=" only
-# without spaces or before a quote: "authorization = request.headers[...]" is code.
-_AUTH_HEADER = re.compile(
-    r"(?i:(?:proxy-)?authorization)(?:\\?[\"'])?(?:[ \t]*:[ \t]*|=|[ \t]*=[ \t]*(?=\\?[\"']))"
-    r"(?:\\?[\"'])?[ \t]*"
-    r"(?:(?P<scheme>(?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key))[ \t]+)?"
-    r"(?P<cred>[^\s\"'`\\,;]+)"
-)
-_BEARER = re.compile(r"(?i:bearer)[ \t]+(?P<scheme>)(?P<cred>[A-Za-z0-9._~+/=-]{16,})")
-# "Authorization: Bearer header", "requires Authorization: Bearer.": prose about a header;
-# "Authorization: TOKEN}", "authorization: Optional[str]": code naming the value.
-_PROSE_WORD_RE = re.compile(r"(?:[A-Z]?[a-z]{1,15}|[A-Z]{1,15})[.:)}\]]*")
-_CODE_RE = re.compile(r"[A-Za-z_][\w.]*[(\[{)}\]].*")
-
-
-def _credential_replace(m: re.Match[str]) -> str:
-    cred = m.group("cred")
-    if not _starts_token(m.string, m.start()) or is_placeholder(cred) or _CODE_RE.fullmatch(cred):
-        return m.group(0)
-    if m.group("scheme") and _PROSE_WORD_RE.fullmatch(cred):
-        return m.group(0)
-    if not m.group("scheme") and not looks_like_credential(cred):
-        return m.group(0)  # without a scheme, only a random-looking value is a credential
-    return _hide_group(m, "cred")
-
-
-_JWT = re.compile(_after_boundary("eyJ") + r"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
-# Telegram: bot<id>:<secret> anywhere; a bare <id>:<secret> only with the usual "AA" start.
-_TELEGRAM_BOT = re.compile(
-    _after_boundary("bot") + r"\d{6,12}:(?P<tok>[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])"
-)
-# A leading look-behind is affordable here: the pass only runs on text holding ":AA".
-_TELEGRAM_BARE = re.compile(
-    r"(?:(?<![A-Za-z0-9_:])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4}))"
-    r"\d{6,12}:(?P<tok>AA[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])"
-)
-# Discord bot tokens: base64 user id, timestamp, HMAC.
-_DISCORD = re.compile(
-    r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
-)
-
-
-def _whole_token(m: re.Match[str]) -> str:
-    return MARKER if _starts_token(m.string, m.start(), "-.") else m.group(0)
-
-
-# ---------------------------------------------------------------------------------------------
-# Query parameters, form bodies, command-line flags.
-
-# Names that are secret in a query string whatever their value looks like.
-_PARAM_NAMES = frozenset(
-    {
-        "access_token",
-        "refresh_token",
-        "id_token",
-        "token",
-        "code",
-        "signature",
-        "sig",
-        "key",
-        "api_key",
-        "apikey",
-        "api-key",
-        "secret",
-        "client_secret",
-        "password",
-        "passwd",
-        "pwd",
-        "pass",
-        "auth",
-        "jwt",
-        "session",
-        "sessionid",
-        "session_id",
-        "private_token",
-        "access_key",
-        "secret_key",
-        "x-amz-signature",
-        "x-amz-credential",
-        "x-amz-security-token",
-        "x-goog-signature",
-        "x-goog-credential",
-        "x-goog-security-token",
-        "sv_sig",
-        "oauth_token",
-        "oauth_signature",
-        "otp",
-    }
-)
-_PARAM_VALUE = r"(?P<value>[^&#\s\"'<>\\`]+)"
-_QUERY_PARAM = re.compile(rf"[?&](?:amp;)?(?P<name>[A-Za-z0-9_.-]{{1,64}})={_PARAM_VALUE}")
-# The first pair of a form body (client_secret=…&code=…) has no "?" or "&" before it.
-_FORM_HEAD = re.compile(
-    rf"(?P<name>[A-Za-z0-9_.-]{{1,64}})={_PARAM_VALUE}(?=&[A-Za-z0-9_.-]{{1,64}}=)"
-)
-
-
-# Only text with a "name=value&name=" shape pays for the form-body pattern.
-_FORM_GATE = re.compile(r"=[^&\s=]*&[A-Za-z0-9_.-]{1,64}=")
-
-
-def _param_replace(m: re.Match[str]) -> str:
-    name, value = m.group("name"), m.group("value")
-    if name.lower() not in _PARAM_NAMES and not is_secret_name(name):
-        return m.group(0)
-    # "(see https://x/cb?code=abc)." : the closing punctuation belongs to the sentence.
-    core = value.rstrip(")]}.,;:!?")
-    if is_placeholder(value) or is_placeholder(core) or not any(c.isalnum() for c in core):
-        return m.group(0)
-    head = m.group(0)[: m.start("value") - m.start()]
-    return head + MARKER + value[len(core) :]
-
-
-def _form_head_replace(m: re.Match[str]) -> str:
-    if not _starts_token(m.string, m.start(), ".%&?/=-"):
-        return m.group(0)
-    return _param_replace(m)
-
-
-# --password hunter2, --api-key=…; a flag's value never starts with "-" (that is the next flag).
-_CLI_FLAG = re.compile(
-    _after_boundary("--") + r"(?P<name>[A-Za-z0-9][A-Za-z0-9-]{0,40})(?P<sep>=|[ \t]+)"
-    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\,;-][^\s\"'\\,;]*)"
-)
-# curl's -u user:password (date -u, sort -u and friends take no credentials).
-_CURL_USER = re.compile(
-    r"curl\b[^\n|;&]{0,300}?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<pw>[^\s\"'\\]+)"
-)
-
-
-def _flag_replace(m: re.Match[str]) -> str:
-    name = m.group("name")
-    if name.startswith("no-") or not is_secret_name(name):
-        return m.group(0)
-    inner, quote = unquote(m.group("value"))
-    if is_placeholder(inner):
-        return m.group(0)
-    if m.group("sep") != "=" and not quote and not looks_like_credential(inner):
-        return m.group(0)  # "--password options" in prose; --password hunter2025 is a value
-    return _hide_value(m)
-
-
-def _curl_user_replace(m: re.Match[str]) -> str:
-    if _is_example_password(m.group("pw")):
-        return m.group(0)
-    return _hide_group(m, "pw")
-
-
-# ---------------------------------------------------------------------------------------------
-# NAME=value, "name": "value", name: value, 'name' => 'value' (env files, JSON, YAML, code).
-# Found from the secret word outwards: scanning every position for a name would be slow.
-
-_SECRET_WORD = re.compile(r"(?i:key|token|secret|passw(?:or)?d|pwd|credential|passphrase)")
-_NAME_CHARS = frozenset(_TOKEN_CHARS | set(".-"))
-_NAME_RUN = re.compile(r"[A-Za-z0-9_.-]*")
-_ASSIGNMENT = re.compile(
-    r"(?P<nq>\\?[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,120})(?P=nq)"
-    r"(?P<sep>[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*)"
-    r"(?P<value>\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-    # A bare value is printable ASCII up to a space, quote, bracket or separator; a marker
-    # inside it (sk-proj-[REDACTED]) belongs to it.
-    r"|(?:[A-Za-z0-9!#$%*+\-./:=?@^_|~]|\[REDACTED[^\]\n]{0,40}\])+)"
-)
-
-
-_WORDS = ("key", "token", "secret", "passw", "pwd", "credential", "passphrase")
-
-
-def _secret_word_positions(text: str) -> list[int]:
-    """Where a secret word starts, in order; str.find is far faster than an alternation."""
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few characters lower-case to two: positions would shift
-        return [m.start() for m in _SECRET_WORD.finditer(text)]
-    positions: set[int] = set()
-    for word in _WORDS:
-        i = lowered.find(word)
-        while i >= 0:
-            positions.add(i)
-            i = lowered.find(word, i + 1)
-    return sorted(positions)
-
-
-def _redact_assignments(text: str) -> tuple[str, int]:
-    out: list[str] = []
-    pos = count = 0  # text[:pos] is settled
-    seen = 0  # words before this were examined already, as part of a name or a value
-    for hit in _secret_word_positions(text):
-        if hit < seen:
-            continue
-        start, end = _name_start(text, hit), _name_end(text, hit)
-        seen = end
-        # The cheap name check comes first: only a secret name pays for scanning its value.
-        if start < pos or not name_strength(text[start:end]):
-            continue
-        m = _assignment_at(text, start)
-        if m is None:
-            continue
-        seen = max(seen, m.end())
-        new = _assignment_replace(m)
-        if new != m.group(0):
-            out.append(text[pos : m.start()])
-            out.append(new)
-            pos, count = m.end(), count + 1
-    if not count:
-        return text, 0
-    out.append(text[pos:])
-    return "".join(out), count
-
-
-def _name_end(text: str, i: int) -> int:
-    m = _NAME_RUN.match(text, i)
-    return m.end() if m else i
-
-
-def _name_start(text: str, i: int) -> int:
-    """Where the name holding the secret word at ``i`` begins."""
-    floor = max(0, i - 120)
-    while i > floor and text[i - 1] in _NAME_CHARS:
-        i -= 1
-    if i >= 1 and text[i - 1] == "\\":  # JSON-escaped text: "\nPASSWORD=…", "\u5bc6TOKEN=…"
-        i += 5 if _UNICODE_ESCAPE.match(text, i) else 1 if text[i] in "nrt" else 0
-    while i < len(text) and text[i] in "0123456789.-":
-        i += 1  # --api-key=…, 2.token
-    return i
-
-
-def _assignment_at(text: str, start: int) -> re.Match[str] | None:
-    """The assignment whose name starts at ``start``, its name quoted or bare."""
-    for quote in QUOTES:
-        qstart = start - len(quote)
-        if qstart >= 0 and text.startswith(quote, qstart) and _name_may_start(text, qstart):
-            m = _ASSIGNMENT.match(text, qstart)
-            if m is not None and m.group("nq"):
-                return m
-    return _ASSIGNMENT.match(text, start) if _name_may_start(text, start) else None
-
-
-def _name_may_start(text: str, i: int) -> bool:
-    return i == 0 or text[i - 1] != "$"  # $API_KEY is a reference to the value, not the value
-
-
-def _assignment_replace(m: re.Match[str]) -> str:
-    text, end = m.string, m.end()
-    found = Assignment(
-        name=m.group("name"),
-        sep=m.group("sep"),
-        raw=m.group("value"),
-        following=text[end] if end < len(text) else "",
-        line_start=_opens_line(text, m.start()),
-        line_end=_LINE_TAIL.match(text, end) is not None,
-    )
-    return _hide_value(m) if is_secret_value(found) else m.group(0)
-
-
-# What may stand before a name that opens its line (indentation, a list dash, export) and
-# after a value that ends it (spaces, a comment); "\n" is a newline in JSON-escaped text.
-_LINE_HEAD = re.compile(r"[ \t]*(?:-[ \t]+|export[ \t]+|#[ \t]*)?")
-_LINE_TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?(?:$|\r?\n|\\[nr])", re.MULTILINE)
-
-
-def _opens_line(text: str, i: int) -> bool:
-    """Whether only indentation (or a list dash, export) stands between a line start and ``i``.
-
-    The look-back is bounded: a name 200 characters into a line does not open it, and an
-    unbounded search would make a long single-line text quadratic.
-    """
-    floor = max(0, i - 200)
-    newline, escaped = text.rfind("\n", floor, i), text.rfind("\\n", floor, i)
-    if newline < 0 and escaped < 0:
-        start = 0 if floor == 0 else -1
-    else:
-        start = max(newline + 1, escaped + 2 if escaped >= 0 else 0)
-    return start >= 0 and _LINE_HEAD.fullmatch(text, start, i) is not None
-
-
-_PASSES: tuple[_Pass, ...] = (
-    _regex_pass(_PEM, _pem_replace, "private key"),
-    *_vendor_passes(),
-    _regex_pass(_JWT, lambda m: MARKER, "eyj"),
-    _regex_pass(_URL_USERINFO, _url_password_replace, "://"),
-    _regex_pass(_AUTH_HEADER, _credential_replace, "authorization"),
-    _regex_pass(_BEARER, _credential_replace, "bearer"),
-    _regex_pass(_TELEGRAM_BOT, lambda m: _hide_group(m, "tok"), "bot"),
-    _regex_pass(_TELEGRAM_BARE, lambda m: _hide_group(m, "tok"), ":aa"),
-    _regex_pass(_DISCORD, _whole_token, "."),
-    _regex_pass(_QUERY_PARAM, _param_replace, "?", "&"),
-    _regex_pass(_FORM_HEAD, _form_head_replace, "&", gate=_FORM_GATE),
-    _regex_pass(_CURL_USER, _curl_user_replace, "curl"),
-    _regex_pass(_CLI_FLAG, _flag_replace, "--"),
-    _Pass(_WORDS, _redact_assignments),
-)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,9 +84,8 @@ def redact_message(msg: Message) -> tuple[Message, int]:
     count += n
     if not count:
         return msg, 0
-    return replace(
-        msg, content=content, tool_calls=tuple(calls), extra=extra if n else msg.extra
-    ), count
+    extras = MappingProxyType(extra) if n else msg.extra  # read-only, as parse_message makes it
+    return replace(msg, content=content, tool_calls=tuple(calls), extra=extras), count
 
 
 def _redact_content(content: Content) -> tuple[Content, int]:
