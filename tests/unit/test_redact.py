@@ -234,6 +234,27 @@ MUST_REDACT: list[tuple[str, str, str]] = [
     ('he said "password: s3cr3t!" twice', "s3cr3t!", '"password: [REDACTED]" twice'),
     ("my password: hunter2025 is old", "hunter2025", "password: [REDACTED] is old"),
     ("see https://x.io/cb?code=abc123).", "abc123", "?code=[REDACTED])."),
+    (
+        'connect("host=db user=app password=s3cret dbname=x")',
+        "s3cret",
+        "password=[REDACTED] dbname=x",
+    ),
+    ("password=hunter2 ./run.sh", "hunter2", "password=[REDACTED] ./run.sh"),
+    (
+        "Cookie: sessionid=8f2a9c1e7b; csrftoken=Zx9Cv8Bn7Mq; theme=dark",
+        "8f2a9c1e7b",
+        "Cookie: sessionid=[REDACTED]; csrftoken=[REDACTED]; theme=[REDACTED]",
+    ),
+    (
+        "Set-Cookie: session=eyJ1c2VyIjoxfQ.abc; Path=/; HttpOnly; Max-Age=3600",
+        "eyJ1c2VyIjoxfQ.abc",
+        "Set-Cookie: session=[REDACTED]; Path=/; HttpOnly; Max-Age=3600",
+    ),
+    (
+        "machine api.heroku.com\n  login me@example.com\n  password 0a1b2c3d",
+        "0a1b2c3d",
+        "password [REDACTED]",
+    ),
 ]
 
 
@@ -336,6 +357,10 @@ MUST_KEEP: list[str] = [
     'password = ":****"',
     "oauth2.callback({auth: oauth2.auth, token: qp, isValid: isValid});",
     "`https://example.com/cb?code=...&state=xyz`",
+    'value = _prompt(f"{name} (Enter to keep current)", password=not default_val)',
+    "login(user, password=secret_value)",
+    "the server answers with a Set-Cookie: header",
+    "cookie: dict[str, str] = {}",
 ]
 
 
@@ -523,6 +548,7 @@ def auth_headers(draw: st.DrawFn) -> Shape:
                 '-H "Authorization: token {v}"',
                 "X-Api-Key: {v}",
                 "Bearer {v}",
+                "Cookie: theme=dark; sessionid={v}",
             ]
         )
     )
@@ -543,7 +569,8 @@ def private_keys(draw: st.DrawFn) -> Shape:
 def url_passwords(draw: st.DrawFn) -> Shape:
     scheme = draw(st.sampled_from(URL_SCHEMES))
     user = draw(st.text(alphabet=string.ascii_lowercase, max_size=8))  # never the password
-    password = draw(_token(ALNUM + "!$%^*()-_=+:@.~", 6, 30))
+    # Not starting with "$": $PGPASSWORD in a URL is a reference to the password, not the password.
+    password = draw(_token(ALNUM + "!$%^*()-_=+:@.~", 6, 30).filter(lambda p: p[0] != "$"))
     return f"{scheme}://{user}:{password}@db.example.com:5432/app", [password]
 
 
@@ -876,6 +903,8 @@ PATHOLOGICAL: dict[str, Callable[[], str]] = {
     "flags": lambda: "--password " * 30_000,
     "quoted names": lambda: '"password": "' * 30_000,
     "digits": lambda: "1" * 400_000,
+    "cookie pairs": lambda: "Cookie: " + "a=b;" * 100_000,
+    "netrc words": lambda: "machine h login u " * 30_000,
 }
 
 

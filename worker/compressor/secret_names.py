@@ -182,11 +182,11 @@ _LITERALS = frozenset(
 )
 _NUMBER_RE = re.compile(r"[+-]?\d+(?:[._]\d+)*(?:[eE][+-]?\d+)?[kKmMsS%]?")
 _ARITHMETIC_RE = re.compile(r"\(?\d[\d.]*\)?(?:[-+*/]\(?\d[\d.]*\)?)+")  # 60*60*24*3
-# References and placeholders stand for a value: $VAR, ${VAR}, {{ x }}, <your-key>, %(x)s, %s,
+# References and placeholders stand for a value: $VAR, ${VAR}, $(cmd), {{ x }}, <your-key>, %s,
 # your-api-key; masks hide one already: ****, xxxx, ..., •••.
 _PLACEHOLDER_RE = re.compile(
-    r"\$[A-Za-z_{(]|\{|<|%\(|%[-#0 +]*\d*(?:\.\d+)?[sdrifxXc]$|(?i:your|my)[-_ ]|[*xX.•·…_-]+$"
-    r"|.*(?:\*\*\*|…|xxxx|XXXX)|.*\.\.\.$"
+    r"\$(?:[A-Z_][A-Z0-9_]*$|\{|\()|\{|<|%\(|%[-#0 +]*\d*(?:\.\d+)?[sdrifxXc]$"
+    r"|(?i:your|my)[-_ ]|[*xX.•·…_-]+$|.*(?:\*\*\*|…|xxxx|XXXX)|.*\.\.\.$"
 )
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_PATH_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # settings.SECRET_KEY
@@ -222,6 +222,9 @@ _TYPE_NAMES = frozenset(
     }
 )
 _CALL_RE = re.compile(r"[A-Za-z_][\w.]*\(.*\)")
+_CODE_WORDS = frozenset(
+    {"self", "cls", "not", "and", "or", "is", "in", "lambda", "if", "else", "await", "yield", "new"}
+)
 _STRING_PREFIXES = frozenset({"f", "b", "r", "u", "rb", "br", "fr", "rf"})
 QUOTES = ('\\"', '"', "'")  # a JSON-escaped quote first: it also starts with a backslash
 
@@ -327,9 +330,11 @@ def _bare_is_secret(found: Assignment, inner: str) -> bool:
         return False  # "NAME= value": an empty assignment, then something else
     if found.name.upper() == found.name:
         return not _CONSTANT_RE.fullmatch(inner)  # PASSWORD=changeme; API_KEY = DEFAULT_KEY is code
-    # name=value in code is a keyword argument or an assignment: only a value that is no
-    # identifier (p@ss!) or that looks random (hunter2025) is one.
-    return not _IDENT_RE.fullmatch(inner) or looks_like_credential(inner)
+    if not _IDENT_RE.fullmatch(inner) or looks_like_credential(inner):
+        return True  # p@ss!, hunter2025
+    # A word: in code "name = word" assigns and "f(name=word, ...)" passes a variable; a tight
+    # "name=word" ending in a space or a quote is a shell variable or a DSN field (password=s3cret).
+    return not found.sep[:1].isspace() and found.following not in (",", ")")
 
 
 def _bare_after_colon(found: Assignment, inner: str) -> bool:
@@ -355,8 +360,8 @@ def _bare_after_colon(found: Assignment, inner: str) -> bool:
 
 
 def _is_code(inner: str, following: str) -> bool:
-    if is_secret_name(inner) or inner.lower() == "self":
-        return True  # password=raw_password, token=self
+    if is_secret_name(inner) or inner in _CODE_WORDS:
+        return True  # password=raw_password, token=self, password=not default
     if following in ("(", "[") and (_IDENT_RE.fullmatch(inner) or _CODE_PATH_RE.fullmatch(inner)):
         return True  # a call or a subscript
     if following in ("'", '"') and inner.lower() in _STRING_PREFIXES:

@@ -245,6 +245,35 @@ def _whole_token(m: re.Match[str]) -> str:
     return MARKER if _starts_token(m.string, m.start(), "-.") else m.group(0)
 
 
+# Cookie and Set-Cookie headers: each cookie's value (a session id) goes; names and attributes
+# stay. "the Set-Cookie: header" names no cookie and is left alone.
+_COOKIE_HEADER = re.compile(r"(?i:(?:set-)?cookie)[ \t]*:[ \t]*(?P<pairs>[^\r\n\"'\\`]+)")
+_COOKIE_PAIR = re.compile(r"(?P<name>[^=;,\s]+)=(?P<value>[^;,\s]*)")
+_COOKIE_ATTRIBUTES = frozenset(
+    {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"}
+)
+
+
+def _cookie_replace(m: re.Match[str]) -> str:
+    if not _starts_token(m.string, m.start(), "-"):
+        return m.group(0)
+    pairs = _COOKIE_PAIR.sub(_cookie_pair_replace, m.group("pairs"))
+    return m.group(0)[: m.start("pairs") - m.start()] + pairs
+
+
+def _cookie_pair_replace(p: re.Match[str]) -> str:
+    value = p.group("value")
+    if p.group("name").lower() in _COOKIE_ATTRIBUTES or not value or is_placeholder(value):
+        return p.group(0)
+    return _hide_group(p, "value")
+
+
+# ~/.netrc: machine HOST [login USER] password SECRET, on one line or several.
+_NETRC = re.compile(
+    r"machine\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(?P<value>[^\s\"'\\]+)"
+)
+
+
 # ---------------------------------------------------------------------------------------------
 # Query parameters, form bodies, command-line flags.
 
@@ -484,6 +513,8 @@ PASSES: tuple[Pass, ...] = (
     _regex_pass(_TELEGRAM_BOT, lambda m: _hide_group(m, "tok"), "bot"),
     _regex_pass(_TELEGRAM_BARE, lambda m: _hide_group(m, "tok"), ":aa"),
     _regex_pass(_DISCORD, _whole_token, "."),
+    _regex_pass(_COOKIE_HEADER, _cookie_replace, "cookie"),
+    _regex_pass(_NETRC, lambda m: _hide_group(m, "value"), "machine"),
     _regex_pass(_QUERY_PARAM, _param_replace, "?", "&"),
     _regex_pass(_FORM_HEAD, _form_head_replace, "&", gate=_FORM_GATE),
     _regex_pass(_CURL_USER, _curl_user_replace, "curl"),
