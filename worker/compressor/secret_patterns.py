@@ -380,7 +380,8 @@ def _curl_user_replace(m: re.Match[str]) -> str:
 # NAME=value, "name": "value", name: value, 'name' => 'value' (env files, JSON, YAML, code).
 # Found from the secret word outwards: scanning every position for a name would be slow.
 
-_SECRET_WORD = re.compile(r"(?i:key|token|secret|passw(?:or)?d|pwd|credential|passphrase)")
+_WORDS = ("key", "token", "secret", "passw", "pwd", "credential", "passphrase")
+_SECRET_WORD = re.compile("|".join(_WORDS), re.IGNORECASE)
 _NAME_CHARS = frozenset(_TOKEN_CHARS | set(".-"))
 _NAME_RUN = re.compile(r"[A-Za-z0-9_.-]*")
 _ASSIGNMENT = re.compile(
@@ -391,9 +392,6 @@ _ASSIGNMENT = re.compile(
     # inside it (sk-proj-[REDACTED]) belongs to it.
     r"|(?:[A-Za-z0-9!#$%*+\-./:=?@^_|~]|\[REDACTED[^\]\n]{0,40}\])+)"
 )
-
-
-_WORDS = ("key", "token", "secret", "passw", "pwd", "credential", "passphrase")
 
 
 def _secret_word_positions(text: str) -> list[int]:
