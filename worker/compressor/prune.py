@@ -17,8 +17,11 @@ from typing import Any
 from worker.compressor.messages import Message, ToolCall, content_text, image_count
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-_OUTPUT_BODY = re.compile(r"<output>(.*?)(?:</output>|\Z)", re.DOTALL)
 _EXIT_LINE = re.compile(r"(?im)^\s*(?:exit(?:ed with)?[ _]?(?:code|status)[:= ]*)(-?\d+)\b")
+# Where a tool reports its exit code: at the start or at the end, never deep inside the output
+# (which there is more likely the program talking about another process). Scanning only these
+# ends also keeps the pre-pass linear in messages, not in megabytes of output.
+_ENDS_CHARS = 400
 _COMMAND_KEYS = ("command", "cmd", "script", "code")
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
 _QUERY_KEYS = ("query", "pattern", "regex", "q", "search", "search_term")
@@ -176,14 +179,18 @@ def safe_prefix(text: str, limit: int) -> str:
 
 
 def exit_code(output: str) -> int | None:
-    match = _RETURNCODE.search(output) or _EXIT_LINE.search(output)
+    head, tail = output[:_ENDS_CHARS], output[-_ENDS_CHARS:]
+    match = _RETURNCODE.search(head) or _EXIT_LINE.search(tail) or _EXIT_LINE.search(head)
     return int(match.group(1)) if match else None
 
 
 def command_body(output: str) -> str:
     """The output of a command without the ``<returncode>…<output>`` envelope, if it has one."""
-    match = _OUTPUT_BODY.search(output) if "<output>" in output else None
-    return match.group(1).strip("\n") if match else output
+    start = output.find("<output>", 0, _ENDS_CHARS)
+    if start < 0:
+        return output
+    end = output.rfind("</output>", start)
+    return output[start + len("<output>") : end if end >= 0 else len(output)].strip("\n")
 
 
 def _command_outcome(output: str, cut: Callable[[str], str]) -> str:
@@ -230,17 +237,16 @@ def _line_count(text: str) -> int:
 
 
 def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line
-    return "(no output)"
+    stripped = text.lstrip()
+    if not stripped:
+        return "(no output)"
+    end = stripped.find("\n")
+    return stripped if end < 0 else stripped[:end]
 
 
 def _last_line(text: str) -> str:
-    for line in reversed(text.splitlines()):
-        if line.strip():
-            return line
-    return ""
+    stripped = text.rstrip()
+    return stripped[stripped.rfind("\n") + 1 :]
 
 
 # ---------------------------------------------------------------------------------------------
