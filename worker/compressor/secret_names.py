@@ -360,7 +360,7 @@ def _bare_after_colon(found: Assignment, inner: str) -> bool:
 
 
 def _is_code(inner: str, following: str) -> bool:
-    if is_secret_name(inner) or inner in _CODE_WORDS:
+    if inner in _CODE_WORDS or (_IDENT_RE.fullmatch(inner) and is_secret_name(inner)):
         return True  # password=raw_password, token=self, password=not default
     if following in ("(", "[") and (_IDENT_RE.fullmatch(inner) or _CODE_PATH_RE.fullmatch(inner)):
         return True  # a call or a subscript
