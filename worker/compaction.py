@@ -205,7 +205,7 @@ def record_summarizer_outcome(rt: Runtime, session_id: str, report: CompactionRe
     if report.error_class is not None:
         cooldowns.record_failure(
             rt.redis, settings=rt.settings, session_id=session_id, endpoint=endpoint,
-            error_class=report.error_class,
+            error_class=report.error_class, retry_after_s=report.retry_after_s,
         )  # fmt: skip
     elif report.summarizer_calls > 0:
         cooldowns.record_success(rt.redis, session_id=session_id, endpoint=endpoint)

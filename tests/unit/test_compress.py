@@ -18,6 +18,7 @@ from worker.compressor.errors import (
     InvalidTranscriptError,
     SummarizerAuthError,
     SummarizerContextTooLongError,
+    SummarizerRateLimitError,
     SummarizerServerError,
     SummarizerTimeoutError,
 )
@@ -242,6 +243,18 @@ def test_an_auth_failure_aborts_and_leaves_the_transcript_alone(counter: TokenCo
     assert result.messages == tuple(msgs) and result.summary is None
     assert report.error_class == "auth" and report.tokens_after == report.tokens_before
     assert report.summarizer_calls == 1
+
+
+def test_a_rate_limit_carries_the_providers_retry_after_into_the_report(
+    counter: TokenCounter,
+) -> None:
+    limited = SummarizerRateLimitError("429", retry_after_s=90.0)
+    result = run(agent_session(), counter, ScriptedSummarizer(script=[limited]))
+    report = result.report
+    assert report.fallback_used and report.error_class == "rate_limited"
+    assert report.retry_after_s == 90.0
+    other = run(agent_session(), counter, ScriptedSummarizer(script=[SummarizerServerError("503")]))
+    assert other.report.retry_after_s is None
 
 
 def test_the_extractive_summarizer_is_not_a_fallback(counter: TokenCounter) -> None:

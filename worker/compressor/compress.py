@@ -9,7 +9,7 @@ from datetime import date
 from worker.compressor.assemble import Placement, assemble, strip_old_images, summary_placement
 from worker.compressor.boundaries import Budget, Split, latest_real, plan_split, shrink_head
 from worker.compressor.config import CompressConfig
-from worker.compressor.errors import InvalidTranscriptError
+from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
 from worker.compressor.ledger import complete_summary, extract_ledger
 from worker.compressor.markers import is_summary, summary_body, without_summary
 from worker.compressor.messages import Message
@@ -256,6 +256,7 @@ def _with_summarizer(report: CompactionReport, facts: _Facts) -> CompactionRepor
         aux_model_failed=folded.aux_model_failed,
         error_class=error.error_class if error else None,
         error=str(error) if error else None,
+        retry_after_s=error.retry_after_s if isinstance(error, SummarizerRateLimitError) else None,
         redactions=facts.redactions,
         pruned_tool_outputs=facts.pruned.pruned_tool_outputs,
         deduplicated_tool_outputs=facts.pruned.deduplicated_tool_outputs,

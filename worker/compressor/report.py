@@ -28,6 +28,7 @@ class CompactionReport:
     aux_model_failed: str | None = None
     error_class: str | None = None
     error: str | None = None
+    retry_after_s: float | None = None  # the provider's Retry-After on a rate-limit failure
     redactions: int = 0
     pruned_tool_outputs: int = 0
     deduplicated_tool_outputs: int = 0
