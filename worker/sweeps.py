@@ -72,10 +72,6 @@ def _sweep_decision(
     rt: Runtime, session: SessionRow, *, now: datetime | None
 ) -> hygiene.Decision | None:
     """The hygiene decision at the sweep's threshold, when it says enqueue."""
-    if session.last_compacted_at is not None and session.last_compacted_at >= (
-        session.last_activity_at
-    ):
-        return None  # nothing happened since its last compaction
     s = rt.settings
     state = jobs.hygiene_state(rt.db, session_id=session.id, now=now)
     decision = hygiene.decide(

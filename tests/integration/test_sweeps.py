@@ -85,6 +85,17 @@ def test_sweep_respects_its_batch_limit(rt: Runtime) -> None:
     assert len(sweep_idle_sessions(limited, dry_run=True)) == 2
 
 
+def test_compacted_sessions_do_not_crowd_a_small_batch_out(rt: Runtime) -> None:
+    oldest = utcnow() - timedelta(hours=20)
+    for _ in range(2):  # idle the longest, but compacted after their last turn
+        done = seed_session(rt.db)
+        set_session(rt, done, last_activity_at=oldest, last_compacted_at=oldest + timedelta(hours=1))
+    waiting = seed_session(rt.db)
+    set_session(rt, waiting, last_activity_at=utcnow() - timedelta(hours=9))
+    one = dataclasses.replace(rt, settings=rt.settings.model_copy(update={"sweep_batch_limit": 1}))
+    assert [p.session_id for p in sweep_idle_sessions(one, dry_run=True)] == [waiting]
+
+
 def test_reaper_fails_running_jobs_whose_worker_is_gone(rt: Runtime) -> None:
     stuck = seed_job(rt.db, seed_session(rt.db))
     alive = seed_job(rt.db, seed_session(rt.db))

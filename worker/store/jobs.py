@@ -405,7 +405,7 @@ def idle_sessions(
     now: datetime | None = None,
 ) -> list[SessionRow]:
     """Sessions quiet for ``idle_for`` holding at least ``min_utilization`` of their window,
-    with no open job; the longest idle first."""
+    with no open job and activity since their last compaction; the longest idle first."""
     cutoff = (now or utcnow()) - idle_for
     has_open_job = (
         select(JobRow.id)
@@ -417,6 +417,12 @@ def idle_sessions(
         .where(
             SessionRow.last_activity_at < cutoff,
             SessionRow.token_total >= SessionRow.context_length * min_utilization,
+            # Compacted after its last turn: nothing new to compact, and it must not crowd the
+            # batch out for sessions that have something.
+            or_(
+                SessionRow.last_compacted_at.is_(None),
+                SessionRow.last_compacted_at < SessionRow.last_activity_at,
+            ),
             ~has_open_job,
         )
         .order_by(SessionRow.last_activity_at)
