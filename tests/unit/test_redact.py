@@ -520,7 +520,7 @@ def aws_keys(draw: st.DrawFn) -> Shape:
 def env_assignments(draw: st.DrawFn) -> Shape:
     name, value = draw(st.sampled_from(ENV_NAMES)), draw(values)
     form = draw(
-        st.sampled_from(["{n}={v}", 'export {n}="{v}"', "{n}='{v}'", "{n}: {v}", "{n} = {v}"])
+        st.sampled_from(["{n}={v}", 'export {n}="{v}"', "{n}='{v}'", "{n}: {v}", "{n} = '{v}'"])
     )
     return form.format(n=name, v=value), [value]
 

@@ -305,7 +305,7 @@ def is_secret_value(found: Assignment) -> bool:
     inner, quote = unquote(found.raw)
     if strength is Strength.NONE or is_nothing_to_hide(inner) or found.following == "{":
         return False  # "{" right after: a template such as sk-proj-{tok40}
-    if not quote and _is_code(inner, found.following):
+    if not quote and _is_code(inner, found.following, literal=_is_env_line(found)):
         return False
     if strength is Strength.WEAK:
         return looks_like_credential(inner) and not _VERSIONISH_RE.fullmatch(inner)
@@ -359,9 +359,17 @@ def _bare_after_colon(found: Assignment, inner: str) -> bool:
     return found.line_start and found.line_end
 
 
-def _is_code(inner: str, following: str) -> bool:
-    if inner in _CODE_WORDS or (_IDENT_RE.fullmatch(inner) and is_secret_name(inner)):
-        return True  # password=raw_password, token=self, password=not default
+def _is_env_line(found: Assignment) -> bool:
+    """NAME=value and NAME: value (env files, shell, YAML) hold literals: a shell variable
+    would need a "$", so NAME=my_token is the value "my_token", not a variable."""
+    return found.name.upper() == found.name and (found.sep == "=" or found.sep.strip() == ":")
+
+
+def _is_code(inner: str, following: str, *, literal: bool = False) -> bool:
+    if inner in _CODE_WORDS:
+        return True  # token=self, password=not default
+    if not literal and _IDENT_RE.fullmatch(inner) and is_secret_name(inner):
+        return True  # password=raw_password, API_KEY = api_token
     if following in ("(", "[") and (_IDENT_RE.fullmatch(inner) or _CODE_PATH_RE.fullmatch(inner)):
         return True  # a call or a subscript
     if following in ("'", '"') and inner.lower() in _STRING_PREFIXES:
