@@ -242,6 +242,7 @@ MUST_REDACT: list[tuple[str, str, str]] = [
     ("password=hunter2 ./run.sh", "hunter2", "password=[REDACTED] ./run.sh"),
     # "İ" lower-cases to two characters: positions found in lower-cased text would shift.
     ("İstanbul PASSWORD=hunter22 x", "hunter22", "İstanbul PASSWORD=[REDACTED] x"),
+    ("DB_PASSWORD=pässwört2024 ok", "sswört", "DB_PASSWORD=[REDACTED] ok"),
     (
         "Cookie: sessionid=8f2a9c1e7b; csrftoken=Zx9Cv8Bn7Mq; theme=dark",
         "8f2a9c1e7b",

@@ -388,9 +388,10 @@ _ASSIGNMENT = re.compile(
     r"(?P<nq>\\?[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,120})(?P=nq)"
     r"(?P<sep>[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*)"
     r"(?P<value>\\\"(?:[^\"\\\n]|\\[^\"\n])*\\\"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-    # A bare value is printable ASCII up to a space, quote, bracket or separator; a marker
-    # inside it (sk-proj-[REDACTED]) belongs to it.
-    r"|(?:[A-Za-z0-9!#$%*+\-./:=?@^_|~]|\[REDACTED[^\]\n]{0,40}\])+)"
+    # A bare value runs over letters (any script: pässwort), digits and ASCII symbols up to a
+    # space, quote, bracket, separator or other punctuation; a marker inside it
+    # (sk-proj-[REDACTED]) belongs to it.
+    r"|(?:[\w!#$%*+\-./:=?@^|~]|\[REDACTED[^\]\n]{0,40}\])+)"
 )
 
 
