@@ -89,7 +89,9 @@ def test_compacted_sessions_do_not_crowd_a_small_batch_out(rt: Runtime) -> None:
     oldest = utcnow() - timedelta(hours=20)
     for _ in range(2):  # idle the longest, but compacted after their last turn
         done = seed_session(rt.db)
-        set_session(rt, done, last_activity_at=oldest, last_compacted_at=oldest + timedelta(hours=1))
+        set_session(
+            rt, done, last_activity_at=oldest, last_compacted_at=oldest + timedelta(hours=1)
+        )
     waiting = seed_session(rt.db)
     set_session(rt, waiting, last_activity_at=utcnow() - timedelta(hours=9))
     one = dataclasses.replace(rt, settings=rt.settings.model_copy(update={"sweep_batch_limit": 1}))
