@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from worker.compressor.messages import Content, Message, Part, ToolCall
+from worker.compressor.needle_screen import NeedleScreen
 from worker.compressor.secret_names import (
     MARKER,
     MARKER_RE,
@@ -43,18 +44,26 @@ class Redacted:
     count: int  # secrets replaced
 
 
+_SCREEN = NeedleScreen([p.needles for p in PASSES])
+
+
 def redact_text(text: str) -> Redacted:
     """Replace every recognized secret in ``text`` with a marker; count the replacements."""
     if not text:
         return Redacted(text, 0)
+    # Clean text, nearly all of it: one scan for every pass's needles, then only passes that can
+    # match run. After a first replacement the rest is asked pass by pass about the new text.
+    for i in _SCREEN.present(text.lower()):
+        text, count = PASSES[i].apply(text)
+        if count:
+            return _remaining_passes(text, count, start=i + 1)
+    return Redacted(text, 0)
+
+
+def _remaining_passes(text: str, total: int, *, start: int) -> Redacted:
     lowered = text.lower()
-    total = 0
-    for needles, apply in PASSES:
-        # Inline loops, no generator or method call: this runs for every pass on every message.
-        for needle in needles:
-            if needle in lowered:
-                break
-        else:
+    for needles, apply in PASSES[start:]:
+        if not any(needle in lowered for needle in needles):
             continue
         text, count = apply(text)
         if count:

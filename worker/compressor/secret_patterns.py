@@ -97,32 +97,37 @@ def _hide_value(m: re.Match[str], group: str = "value") -> str:
 # ---------------------------------------------------------------------------------------------
 # Vendor-prefixed keys: the prefix stays, it tells a reader which vendor's key this was.
 
-# (head, rest of the prefix, body, needle). The head is a fixed-width start: the boundary check
+# (head, rest of the prefix, body, needles). The head is a fixed-width start: the boundary check
 # sits right after it, so the engine can still jump from one occurrence of the head to the next.
-_VENDOR_TOKENS: tuple[tuple[str, str, str, str], ...] = (
-    (r"sk-", r"(?:ant-|proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_-]{20,}", "sk-"),
-    (r"[sr]k_", r"(?:live|test)_", r"[A-Za-z0-9]{16,}", "k_"),
-    (r"whsec_", "", r"[A-Za-z0-9+/=]{20,}", "whsec_"),
-    (r"gh[pousr]_", "", r"[A-Za-z0-9]{30,}", "gh"),
-    (r"github_pat_", "", r"[A-Za-z0-9_]{30,}", "github_pat_"),
-    (r"xox[abposre]-", "", r"[A-Za-z0-9-]{10,}", "xox"),
-    (r"xapp-", "", r"[A-Za-z0-9-]{10,}", "xapp-"),
-    (r"AIza", "", r"[0-9A-Za-z_-]{30,}", "aiza"),
-    (r"hf_", "", r"[A-Za-z0-9]{30,}", "hf_"),
-    (r"pypi-", "", r"[A-Za-z0-9_-]{40,}", "pypi-"),
-    (r"gl", r"(?:pat|dt|rt|ptt|soat|ft|cbt)-", r"[A-Za-z0-9_-]{20,}", "gl"),
-    (r"npm_", "", r"[A-Za-z0-9]{30,}", "npm_"),
-    (r"gsk_", "", r"[A-Za-z0-9]{30,}", "gsk_"),
-    (r"pplx-", "", r"[A-Za-z0-9]{30,}", "pplx-"),
-    (r"r8_", "", r"[A-Za-z0-9]{30,}", "r8_"),
-    (r"nvapi-", "", r"[A-Za-z0-9_-]{30,}", "nvapi-"),
-    (r"tvly-", "", r"[A-Za-z0-9_-]{20,}", "tvly-"),
-    (r"do[por]_v1_", "", r"[a-f0-9]{40,}", "_v1_"),
-    (r"shp", r"(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32,}", "shp"),
-    (r"SG\.", "", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sg."),
-    (r"AGE-SECRET-KEY-1", "", r"[A-Z0-9]{40,}", "age-secret-key-"),
+_VENDOR_TOKENS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    (r"sk-", r"(?:ant-|proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_-]{20,}", ("sk-",)),
+    (r"[sr]k_", r"(?:live|test)_", r"[A-Za-z0-9]{16,}", ("k_",)),
+    (r"whsec_", "", r"[A-Za-z0-9+/=]{20,}", ("whsec_",)),
+    (r"gh[pousr]_", "", r"[A-Za-z0-9]{30,}", ("gh",)),
+    (r"github_pat_", "", r"[A-Za-z0-9_]{30,}", ("github_pat_",)),
+    (r"xox[abposre]-", "", r"[A-Za-z0-9-]{10,}", ("xox",)),
+    (r"xapp-", "", r"[A-Za-z0-9-]{10,}", ("xapp-",)),
+    (r"AIza", "", r"[0-9A-Za-z_-]{30,}", ("aiza",)),
+    (r"hf_", "", r"[A-Za-z0-9]{30,}", ("hf_",)),
+    (r"pypi-", "", r"[A-Za-z0-9_-]{40,}", ("pypi-",)),
+    (r"gl", r"(?:pat|dt|rt|ptt|soat|ft|cbt)-", r"[A-Za-z0-9_-]{20,}", ("gl",)),
+    (r"npm_", "", r"[A-Za-z0-9]{30,}", ("npm_",)),
+    (r"gsk_", "", r"[A-Za-z0-9]{30,}", ("gsk_",)),
+    (r"pplx-", "", r"[A-Za-z0-9]{30,}", ("pplx-",)),
+    (r"r8_", "", r"[A-Za-z0-9]{30,}", ("r8_",)),
+    (r"nvapi-", "", r"[A-Za-z0-9_-]{30,}", ("nvapi-",)),
+    (r"tvly-", "", r"[A-Za-z0-9_-]{20,}", ("tvly-",)),
+    (r"do[por]_v1_", "", r"[a-f0-9]{40,}", ("_v1_",)),
+    (r"shp", r"(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32,}", ("shp",)),
+    (r"SG\.", "", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", ("sg.",)),
+    (r"AGE-SECRET-KEY-1", "", r"[A-Z0-9]{40,}", ("age-secret-key-",)),
     # AWS access key ids: long-term (AKIA), temporary (ASIA) and their kin.
-    (r"A", r"(?:KIA|SIA|BIA|CCA)", r"[A-Z0-9]{16}(?![A-Za-z0-9])", "a"),
+    (
+        r"A",
+        r"(?:KIA|SIA|BIA|CCA)",
+        r"[A-Z0-9]{16}(?![A-Za-z0-9])",
+        ("akia", "asia", "abia", "acca"),
+    ),
 )
 # A lower-case kebab-case body is a name (sk-learn-style), not a random key.
 _KEBAB_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
@@ -149,9 +154,9 @@ def _vendor_passes() -> list[Pass]:
         _regex_pass(
             re.compile(rf"(?P<prefix>{_after_boundary(head)}{rest})(?P<body>{body})"),
             _vendor_replace,
-            needle,
+            *needles,
         )
-        for head, rest, body, needle in _VENDOR_TOKENS
+        for head, rest, body, needles in _VENDOR_TOKENS
     ]
 
 
@@ -239,6 +244,8 @@ _TELEGRAM_BARE = re.compile(
 _DISCORD = re.compile(
     r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
 )
+# Its middle part, a cheap test: it starts with a literal, where the token starts with a class.
+_DISCORD_GATE = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.")
 
 
 def _whole_token(m: re.Match[str]) -> str:
@@ -511,7 +518,7 @@ PASSES: tuple[Pass, ...] = (
     _regex_pass(_BEARER, _credential_replace, "bearer"),
     _regex_pass(_TELEGRAM_BOT, lambda m: _hide_group(m, "tok"), "bot"),
     _regex_pass(_TELEGRAM_BARE, lambda m: _hide_group(m, "tok"), ":aa"),
-    _regex_pass(_DISCORD, _whole_token, "."),
+    _regex_pass(_DISCORD, _whole_token, ".", gate=_DISCORD_GATE),
     _regex_pass(_COOKIE_HEADER, _cookie_replace, "cookie"),
     _regex_pass(_NETRC, lambda m: _hide_group(m, "value"), "machine"),
     _regex_pass(_QUERY_PARAM, _param_replace, "?", "&"),
