@@ -7,16 +7,19 @@ that no pattern recognizes.
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
 from worker.compressor.markers import without_summary
 from worker.compressor.messages import Message
-from worker.compressor.redact import redact_message, redact_text
+from worker.compressor.redact import Redacted, redact_message, redact_text
 
 # Joins a message's pieces for one redaction pass. No pattern matches across a NUL between two
 # line breaks, and a split that does not give the pieces back falls back to one pass each.
 _SEP = "\n\x00\n"
+
+Redact = Callable[[str], Redacted]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,29 +41,30 @@ def build_turns(
     """Turns for ``pruned`` (= the window ``msgs[start:...]`` after pruning); and redactions."""
     turns: list[Turn] = []
     redactions = 0
+    redact = cache(redact_text)  # agent transcripts repeat texts; redaction is pure
     for offset, msg in enumerate(pruned):
         index = start + offset
         real = without_summary(msg) if index in summaries else msg
         if real is None:
             continue  # a standalone earlier summary: it is the previous summary, not a turn
         known = counts[index] if real is msgs[index] else None
-        clean, count = redact_turn(real)
+        clean, count = redact_turn(real, redact)
         redactions += count
         turns.append(Turn(clean, removed=index != lifted, known_tokens=known))
     return turns, redactions
 
 
-def redact_turn(msg: Message) -> tuple[Message, int]:
+def redact_turn(msg: Message, redact: Redact = redact_text) -> tuple[Message, int]:
     """The message with its text and tool-call arguments redacted, in one pass when it can be."""
     if isinstance(msg.content, tuple):
         return redact_message(msg)  # parts may carry URLs; the rare case takes the full helper
     pieces = [msg.content or "", *(call.arguments for call in msg.tool_calls)]
-    red = redact_text(_SEP.join(pieces))
+    red = redact(_SEP.join(pieces))
     if not red.count:
         return msg, 0
     back = red.text.split(_SEP)
     if len(back) != len(pieces):
-        return _piecewise(msg)
+        return _piecewise(msg, redact)
     content = back[0] if msg.content is not None else None
     calls = tuple(
         call if text == call.arguments else replace(call, arguments=text)
@@ -69,12 +73,12 @@ def redact_turn(msg: Message) -> tuple[Message, int]:
     return replace(msg, content=content, tool_calls=calls), red.count
 
 
-def _piecewise(msg: Message) -> tuple[Message, int]:
-    content = redact_text(msg.content) if isinstance(msg.content, str) else None
+def _piecewise(msg: Message, redact: Redact = redact_text) -> tuple[Message, int]:
+    content = redact(msg.content) if isinstance(msg.content, str) else None
     total = content.count if content else 0
     calls = []
     for call in msg.tool_calls:
-        red = redact_text(call.arguments)
+        red = redact(call.arguments)
         total += red.count
         calls.append(replace(call, arguments=red.text))
     text = content.text if content else msg.content
