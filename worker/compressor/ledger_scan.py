@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterator
+
+from worker.compressor.shell_words import shell_tokens
 
 # ---------------------------------------------------------------------------------------------
 # Exit codes of shell tool results
@@ -194,9 +195,9 @@ def shell_written_files(command: str) -> list[str]:
     for line in _without_heredoc_bodies(command):
         if _MAY_WRITE.search(line) is None:
             continue  # tokenizing is slow; most lines write nothing
-        tokens = _shell_tokens(line)
+        tokens = shell_tokens(line)
         if tokens is None:
-            continue
+            continue  # an unbalanced quote: a multi-line string, not something to parse
         for words, targets in _simple_commands(tokens):
             found.extend(targets)
             found.extend(_files_written_by(words))
@@ -213,16 +214,6 @@ def _without_heredoc_bodies(command: str) -> Iterator[str]:
             for body in lines:
                 if body.strip() == delimiter:
                     break
-
-
-def _shell_tokens(line: str) -> list[str] | None:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        return list(lexer)
-    except ValueError:
-        return None  # an unbalanced quote: a multi-line string, not something to parse
 
 
 def _simple_commands(tokens: list[str]) -> Iterator[tuple[list[str], list[str]]]:
