@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 
 from tests.data import real_transcripts
 from tests.strategies import Transcript, transcripts
+from worker.compressor import ledger_scan as scan
 from worker.compressor.ledger import (
     HEADING,
+    KINDS,
     Entry,
     Ledger,
     LedgerLimits,
@@ -321,6 +323,40 @@ def test_ledger_of_any_transcript_is_deterministic_secret_free_and_completes_ide
     assert complete_summary(completed, ledger) == (completed, 0)
 
 
+DEFAULT_CAPS = LedgerLimits()
+UNCAPPED = LedgerLimits(
+    files=10**6, commands=10**6, errors=10**6, urls=10**6, ids=10**6, total_chars=10**6
+)
+CAPS = st.builds(
+    LedgerLimits,
+    files=st.integers(1, 4),
+    commands=st.integers(1, 4),
+    errors=st.integers(1, 3),
+    urls=st.integers(1, 3),
+    ids=st.integers(1, 3),
+    total_chars=st.just(10**6),
+)
+
+
+@given(transcripts(max_turns=8), CAPS)
+def test_capped_scan_keeps_the_newest_entries_of_the_full_scan(
+    transcript: Transcript, limits: LedgerLimits
+) -> None:
+    # The capped scan stops early (newest first); it must keep what capping the full one keeps.
+    full = extract_ledger(transcript.messages, limits=UNCAPPED)
+    capped = extract_ledger(transcript.messages, limits=limits)
+    for kind in KINDS:
+        assert capped.of_kind(kind) == full.of_kind(kind)[-limits.cap(kind) :]  # exit codes too
+
+
+def test_capped_scan_of_real_windows_matches_the_full_scan() -> None:
+    for name, msgs in _real_windows()[:10]:
+        full = extract_ledger(msgs, limits=UNCAPPED)
+        capped = extract_ledger(msgs, limits=LedgerLimits(total_chars=10**6))
+        for kind in KINDS:
+            assert capped.of_kind(kind) == full.of_kind(kind)[-DEFAULT_CAPS.cap(kind) :], name
+
+
 # ---------------------------------------------------------------------------------------------
 # Scanners: what they must not mistake for artifacts
 
@@ -389,6 +425,40 @@ def test_identifiers_skip_colors_blob_ranges_and_plain_hex_words() -> None:
         "see django/django#15202 and git show abc1234 and 0a23456..89abcde and 1234567..7654321"
     )
     assert identifiers(text) == ["django/django#15202", "abc1234", "0a23456", "89abcde"]
+
+
+def identifiers_without_gates(text: str) -> list[str]:
+    """The reference: every identifier pattern run over the whole text, no shape test first."""
+    found = [
+        (m.start(), m.group(0))
+        for m in scan._FULL_SHA.finditer(text)
+        if scan._free_start(text, m.start()) and scan._is_sha(m.group(0))
+    ]
+    found += scan._git_context_shas(text, ranges=True)
+    found += scan._issue_refs(text)
+    found += [
+        (m.start(), m.group(0))
+        for m in scan._UUID.finditer(text)
+        if scan._free_start(text, m.start(), "-")
+    ]
+    return [value for _, value in sorted(found)]
+
+
+hexish = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [SHA, UUID, UUID.upper(), "3f78685", "9fceb02d", "..", "...", "commit ", "[main ", "]"]
+        ),
+        st.sampled_from(["HEAD is now at ", "#12", "a/b#3", "index ", "é", "\ud800", " ", "\n"]),
+        st.text(alphabet="0123456789abcdefABCDEF.-g", max_size=12),
+    ),
+    max_size=10,
+).map("".join)
+
+
+@given(hexish)
+def test_identifier_shape_tests_never_hide_a_match(text: str) -> None:
+    assert identifiers(text) == identifiers_without_gates(text)
 
 
 # ---------------------------------------------------------------------------------------------

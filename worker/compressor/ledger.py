@@ -13,12 +13,13 @@ few hundred tokens.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from worker.compressor import ledger_scan as scan
-from worker.compressor.messages import Message
+from worker.compressor.messages import Message, ToolCall
 from worker.compressor.redact import redact_text
 
 Kind: TypeAlias = Literal["file", "command", "error", "url", "id"]
@@ -96,28 +97,63 @@ class Ledger:
 
 
 def extract_ledger(messages: Sequence[Message], *, limits: LedgerLimits = DEFAULT_LIMITS) -> Ledger:
-    """Collect the artifact trail of ``messages``, deterministically; entries come out redacted."""
+    """Collect the artifact trail of ``messages``, deterministically; entries come out redacted.
+
+    The scan runs from the newest message back and stops looking for a kind once it holds that
+    kind's cap of entries: an older one could not be kept.
+    """
     found = _Collector(limits)
     results = {m.tool_call_id: m.text() for m in messages if m.role == "tool" and m.tool_call_id}
-    for msg in messages:
-        text = msg.text()
-        if msg.role in ("user", "tool"):
-            found.add_all("error", scan.error_lines(text))
-        if msg.role == "tool":
-            found.add_all("file", scan.diff_files(text))
-        found.add_all("url", scan.urls(text))
-        found.add_all("id", scan.identifiers(text))
-        for call in msg.tool_calls:
-            found.add_all("file", scan.argument_files(call.arguments))
-            found.add_all("url", scan.urls(call.arguments))
-            found.add_all("id", scan.identifiers(call.arguments))
-            command = _shell_command(call.name, call.arguments)
-            if command is not None:
-                found.add_all("file", scan.shell_written_files(command))
-                result = results.get(call.id)
-                code = None if result is None else scan.exit_code(result)
-                found.add("command", command, code)
+    for msg in reversed(messages):
+        wanted = found.wanted()
+        if not wanted:
+            break
+        for kind, text, code in reversed(_occurrences(msg, results, wanted)):
+            found.add_older(kind, text, code)
     return found.ledger()
+
+
+_Occurrence: TypeAlias = tuple[Kind, str, int | None]
+
+
+def _occurrences(
+    msg: Message, results: Mapping[str, str], wanted: Container[Kind]
+) -> list[_Occurrence]:
+    """What ``msg`` holds of the wanted kinds, in the order it appears."""
+    found: list[_Occurrence] = []
+    text = msg.text()
+    if "error" in wanted and msg.role in ("user", "tool"):
+        found += [("error", line, None) for line in scan.error_lines(text)]
+    if "file" in wanted and msg.role == "tool":
+        found += [("file", path, None) for path in scan.diff_files(text)]
+    if "url" in wanted:
+        found += [("url", url, None) for url in scan.urls(text)]
+    if "id" in wanted:
+        found += [("id", ident, None) for ident in scan.identifiers(text)]
+    for call in msg.tool_calls:
+        found += _call_occurrences(call, results, wanted)
+    return found
+
+
+def _call_occurrences(
+    call: ToolCall, results: Mapping[str, str], wanted: Container[Kind]
+) -> list[_Occurrence]:
+    found: list[_Occurrence] = []
+    value = scan.json_object(call.arguments) if "file" in wanted or "command" in wanted else None
+    if "file" in wanted and value is not None:
+        found += [("file", path, None) for path in scan.argument_files(value)]
+    if "url" in wanted:
+        found += [("url", url, None) for url in scan.urls(call.arguments)]
+    if "id" in wanted:
+        found += [("id", ident, None) for ident in scan.identifiers(call.arguments)]
+    command = _shell_command(call.name, value) if value is not None else None
+    if command is not None:
+        if "file" in wanted:
+            found += [("file", path, None) for path in scan.shell_written_files(command)]
+        if "command" in wanted:
+            result = results.get(call.id)
+            found.append(("command", command, None if result is None else scan.exit_code(result)))
+    return found
 
 
 def complete_summary(summary: str, ledger: Ledger) -> tuple[str, int]:
@@ -149,13 +185,10 @@ def _ends_with_ledger(summary: str) -> bool:
     )
 
 
-def _shell_command(tool: str, arguments: str) -> str | None:
-    """The command string of a shell-like tool call, if this is one."""
+def _shell_command(tool: str, value: Mapping[str, object]) -> str | None:
+    """The command string of a shell-like tool call (its arguments parsed), if this is one."""
     name = tool.lower()
     if not any(word in name for word in _SHELL_TOOL_WORDS):
-        return None
-    value = scan.json_object(arguments)
-    if value is None:
         return None
     for key in _COMMAND_KEYS:
         command = value.get(key)
@@ -167,30 +200,32 @@ def _shell_command(tool: str, arguments: str) -> str | None:
 
 
 class _Collector:
-    """Occurrences per kind, deduplicated by text; the latest occurrence decides the order."""
+    """Entries per kind, met newest first: the first occurrence of a text is its latest one."""
 
     def __init__(self, limits: LedgerLimits) -> None:
         self._limits = limits
-        self._seq = 0
-        self._latest: dict[Kind, dict[str, tuple[int, Entry]]] = {k: {} for k in KINDS}
+        self._caps = {kind: limits.cap(kind) for kind in KINDS}
+        self._open = {kind for kind in KINDS if self._caps[kind] > 0}
+        self._newest_first: dict[Kind, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self._clean: dict[str, str] = {}  # text -> redacted text: the same item recurs often
 
-    def add(self, kind: Kind, text: str, exit_code: int | None = None) -> None:
-        text = self._clip(kind, text)
-        if not text:
-            return
-        self._seq += 1
-        self._latest[kind][text] = (self._seq, Entry(kind, text, exit_code))
+    def wanted(self) -> AbstractSet[Kind]:
+        """The kinds that still have room for an older entry."""
+        return self._open
 
-    def add_all(self, kind: Kind, texts: Iterable[str]) -> None:
-        for text in texts:
-            self.add(kind, text)
+    def add_older(self, kind: Kind, text: str, exit_code: int | None = None) -> None:
+        """An occurrence older than every one added before it."""
+        if kind not in self._open:
+            return
+        text = self._clip(kind, text)
+        kept = self._newest_first[kind]
+        if text and text not in kept:
+            kept[text] = Entry(kind, text, exit_code)
+            if len(kept) >= self._caps[kind]:
+                self._open.discard(kind)
 
     def ledger(self) -> Ledger:
-        kept: dict[Kind, list[Entry]] = {}
-        for kind in KINDS:
-            newest = sorted(self._latest[kind].values(), key=lambda pair: pair[0])
-            kept[kind] = [entry for _, entry in newest[-self._limits.cap(kind) :]]
+        kept = {kind: list(reversed(self._newest_first[kind].values())) for kind in KINDS}
         self._fit(kept)
         return Ledger(tuple(entry for kind in KINDS for entry in kept[kind]))
 

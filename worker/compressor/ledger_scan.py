@@ -119,16 +119,39 @@ _HEX_DIGIT_AND_LETTER = re.compile(r"(?=.*[0-9])(?=.*[a-f])")
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
+# Hex runs are rare in prose and code, but the patterns above start with a character class, so
+# the engine tries each of them at every hex digit of every text. One byte translation shows
+# where runs of hex could be (a hex digit becomes x, A-F becomes X, "." and "-" stay, the rest is
+# a space), and each pattern runs only on text that holds the run it needs.
+_HEX_SHAPE = bytes(
+    ord("x")
+    if c in b"0123456789abcdef"
+    else ord("X")
+    if c in b"ABCDEF"
+    else c
+    if c in b".-"
+    else ord(" ")
+    for c in range(256)
+)
+_FULL_SHA_SHAPE = b"x" * 40
+_SHORT_SHA_SHAPE = b"x" * 7
+_RANGE_SHAPE = b"x" * 7 + b".."
+_UUID_SHAPE = b"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+
+
 def identifiers(text: str) -> list[str]:
     """Git SHAs, issue and PR references, UUIDs: strings a summary must not paraphrase."""
+    shape = text.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)
     found: list[tuple[int, str]] = []
-    for m in _FULL_SHA.finditer(text):
-        if _free_start(text, m.start()) and _is_sha(m.group(0)):
-            found.append((m.start(), m.group(0)))
-    found.extend(_git_context_shas(text))
+    if _FULL_SHA_SHAPE in shape:
+        for m in _FULL_SHA.finditer(text):
+            if _free_start(text, m.start()) and _is_sha(m.group(0)):
+                found.append((m.start(), m.group(0)))
+    if _SHORT_SHA_SHAPE in shape:
+        found.extend(_git_context_shas(text, ranges=_RANGE_SHAPE in shape))
     if "#" in text:
         found.extend(_issue_refs(text))
-    if "-" in text:
+    if b"-" in shape and _UUID_SHAPE in shape.replace(b"X", b"x"):
         found.extend(
             (m.start(), m.group(0))
             for m in _UUID.finditer(text)
@@ -137,13 +160,13 @@ def identifiers(text: str) -> list[str]:
     return [value for _, value in sorted(found)]
 
 
-def _git_context_shas(text: str) -> list[tuple[int, str]]:
+def _git_context_shas(text: str, *, ranges: bool) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     if "commit" in text or "HEAD" in text or "git " in text:
         found.extend(_shas(_GIT_CONTEXT_SHA, text))
     if "[" in text:
         found.extend(_shas(_BRANCH_SHA, text))
-    if ".." in text:
+    if ranges:
         for m in _SHA_RANGE.finditer(text):
             start = m.start()
             if _free_start(text, start, ".") and not text.endswith("index ", 0, start):
@@ -318,11 +341,8 @@ def json_object(arguments: str) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
-def argument_files(arguments: str) -> list[str]:
+def argument_files(value: dict[str, object]) -> list[str]:
     """Paths named by a tool call's arguments (``path``, ``file_path``, ``target_file``, ...)."""
-    value = json_object(arguments)
-    if value is None:
-        return []
     found: list[str] = []
     for key, item in value.items():
         if key.lower() not in PATH_KEYS:
