@@ -540,9 +540,6 @@ def test_build_summarizer_uses_the_llm_when_a_base_url_is_set(fake_openai: FakeO
 
 @pytest.mark.parametrize("base_url", [None, "", "   "])
 def test_build_summarizer_without_a_base_url_is_extractive(base_url: str | None) -> None:
-    pytest.importorskip(
-        "worker.compressor.extractive", reason="the extractive summarizer lands with the core"
-    )
     summarizer = build_summarizer(Settings(llm_base_url=base_url))
     assert summarizer.name == "extractive" and not summarizer.is_llm
     close_summarizer(summarizer)
