@@ -1,10 +1,20 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.data import real_transcripts
 from worker.compressor.errors import InvalidTranscriptError
-from worker.compressor.messages import parse_messages, to_wire_list
+from worker.compressor.messages import (
+    Message,
+    _parse_any,
+    parse_message,
+    parse_messages,
+    to_wire_list,
+)
 from worker.compressor.tokens import IMAGE_TOKENS, TokenCounter, encoding_name_for_model
 
 
@@ -55,6 +65,19 @@ def test_real_transcripts_round_trip() -> None:
             "arguments must be a JSON string, got object",
         ),
         ([{"role": "user", "content": "x", "tool_calls": []}], "only allowed on assistant"),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "a", "type": "function", "function": {"name": "f", "arguments": ""}},
+                        {"id": "a", "type": "function", "function": {"name": "g", "arguments": ""}},
+                    ],
+                }
+            ],
+            "tool call id 'a' appears twice",
+        ),
     ],
 )
 def test_malformed_messages_name_index_and_problem(raw: object, needle: str) -> None:
@@ -81,3 +104,68 @@ def test_encoding_follows_model_family() -> None:
     assert encoding_name_for_model("gpt-4") == "cl100k_base"
     assert encoding_name_for_model("deepseek-chat") == "cl100k_base"
     assert encoding_name_for_model(None) == "cl100k_base"
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast path for common shapes gives what the general parser gives, or leaves it the case.
+
+ODD_VALUES: list[object] = ["", None, 3, [], {}, "c1", "function", [{"type": "text", "text": "hi"}]]
+
+
+def _valid_call(i: int) -> dict[str, Any]:
+    return {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+
+
+@st.composite
+def wire_messages(draw: st.DrawFn) -> dict[str, Any]:
+    """A message of a common shape, then a few keys removed, added or given odd values."""
+    role = draw(st.sampled_from(["user", "assistant", "system", "tool", "tool_calls"]))
+    if role == "tool":
+        raw: dict[str, Any] = {"role": "tool", "content": "out", "tool_call_id": "c1"}
+        if draw(st.booleans()):
+            raw["name"] = "bash"
+    elif role == "tool_calls":
+        calls = [_valid_call(i) for i in range(draw(st.integers(1, 3)))]
+        raw = {
+            "role": "assistant",
+            "content": draw(st.sampled_from([None, ""])),
+            "tool_calls": calls,
+        }
+        for call in draw(st.lists(st.sampled_from(calls), max_size=2)):
+            function = call.get("function")
+            target = draw(
+                st.sampled_from([call, function] if isinstance(function, dict) else [call])
+            )
+            key = draw(st.sampled_from(["id", "type", "function", "name", "arguments", "extra"]))
+            if draw(st.booleans()):
+                target.pop(key, None)
+            else:
+                target[key] = draw(st.sampled_from(ODD_VALUES))
+    else:
+        raw = {"role": role, "content": "text"}
+    keys = ["role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content"]
+    for key in draw(st.lists(st.sampled_from(keys), max_size=2)):
+        if draw(st.booleans()):
+            raw.pop(key, None)
+        else:
+            raw[key] = draw(st.sampled_from([*ODD_VALUES, "bot"]))
+    return raw
+
+
+def _full(msg: Message) -> tuple[object, ...]:
+    """Every field, the ones equality ignores (extras) and their types included."""
+    calls = tuple((c, dict(c.extra), type(c.extra)) for c in msg.tool_calls)
+    return (msg, calls, dict(msg.extra), type(msg.extra))
+
+
+@given(wire_messages())
+def test_common_shapes_parse_exactly_as_the_general_parser_does(raw: dict[str, Any]) -> None:
+    try:
+        expected: object = _full(_parse_any(raw, 7))
+    except InvalidTranscriptError as exc:
+        expected = str(exc)
+    try:
+        got: object = _full(parse_message(raw, index=7))
+    except InvalidTranscriptError as exc:
+        got = str(exc)
+    assert got == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import pytest
@@ -64,7 +65,7 @@ def test_splits_every_real_command_line_as_shlex_does() -> None:
         for _, wire in real_transcripts()
         for msg in parse_messages(list(wire))
         for call in msg.tool_calls
-        if (command := _shell_command(call.name, call.arguments)) is not None
+        if (command := _shell_command(call.name, json.loads(call.arguments))) is not None
         for line in command.splitlines()
     ]
     assert len(lines) > 10_000

@@ -6,8 +6,8 @@ through the compressor untouched serializes back to the same JSON object it came
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, cast
 
@@ -24,7 +24,12 @@ _MODELLED_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "na
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+# Both classes are frozen, but their constructors set the slots directly: the generated
+# frozen __init__ goes through object.__setattr__ for each field (~2 µs a message), and parsing
+# a long transcript builds one per message.
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCall:
     id: str
     name: str
@@ -33,8 +38,16 @@ class ToolCall:
         default_factory=lambda: _EMPTY, compare=False
     )  # e.g. "type": "function"
 
+    def __init__(
+        self, id: str, name: str, arguments: str, extra: Mapping[str, Any] = _EMPTY
+    ) -> None:
+        _set_call_id(self, id)
+        _set_call_name(self, name)
+        _set_call_arguments(self, arguments)
+        _set_call_extra(self, extra)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class Message:
     role: Role
     content: Content
@@ -43,12 +56,44 @@ class Message:
     name: str | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
 
+    def __init__(
+        self,
+        role: Role,
+        content: Content,
+        tool_calls: tuple[ToolCall, ...] = (),
+        tool_call_id: str | None = None,
+        name: str | None = None,
+        extra: Mapping[str, Any] = _EMPTY,
+    ) -> None:
+        _set_role(self, role)
+        _set_content(self, content)
+        _set_tool_calls(self, tool_calls)
+        _set_tool_call_id(self, tool_call_id)
+        _set_name(self, name)
+        _set_extra(self, extra)
+
     def text(self) -> str:
         """The message's text: a string content, or its text parts joined by newlines."""
         return content_text(self.content)
 
     def with_content(self, content: Content) -> Message:
-        return replace(self, content=content)
+        return Message(
+            self.role, content, self.tool_calls, self.tool_call_id, self.name, self.extra
+        )
+
+
+def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
+    setter: Callable[[object, object], None] = cls.__dict__[name].__set__
+    return setter
+
+
+_set_call_id, _set_call_name, _set_call_arguments, _set_call_extra = (
+    _slot_setter(ToolCall, n) for n in ("id", "name", "arguments", "extra")
+)
+_set_role, _set_content, _set_tool_calls, _set_tool_call_id, _set_name, _set_extra = (
+    _slot_setter(Message, n)
+    for n in ("role", "content", "tool_calls", "tool_call_id", "name", "extra")
+)
 
 
 def content_text(content: Content) -> str:
@@ -89,11 +134,78 @@ def parse_messages(raw: object) -> list[Message]:
     """Parse a JSON list of OpenAI-format messages; raise InvalidTranscriptError naming the index."""
     if not isinstance(raw, list):
         raise InvalidTranscriptError(None, f"messages must be a JSON array, got {_kind(raw)}")
-    return [parse_message(item, index=i) for i, item in enumerate(raw)]
+    out = []
+    for i, item in enumerate(raw):
+        msg = _parse_common(item) if type(item) is dict else None
+        out.append(_parse_any(item, i) if msg is None else msg)
+    return out
 
 
 def parse_message(raw: object, *, index: int | None = None) -> Message:
     """Parse one wire message."""
+    if type(raw) is dict:
+        msg = _parse_common(raw)
+        if msg is not None:
+            return msg
+    return _parse_any(raw, index)
+
+
+def _parse_common(raw: dict[str, Any]) -> Message | None:
+    """The shapes nearly every message has, parsed directly; None for anything else.
+
+    A text message (role and string content only), a tool result (plus ``tool_call_id`` and
+    perhaps ``name``), an assistant message with well-formed tool calls. Anything this does not
+    accept, valid or not, goes through ``_parse_any``, which gives the same message or names the
+    problem; it must never accept what ``_parse_any`` would reject.
+    """
+    role, content, size = raw.get("role"), raw.get("content"), len(raw)
+    if type(content) is not str and content is not None:
+        return None
+    if role == "tool":
+        call_id, name = raw.get("tool_call_id"), raw.get("name")
+        if (
+            content is None
+            or type(call_id) is not str
+            or not call_id
+            or (name is not None and type(name) is not str)
+            or size != 3 + ("name" in raw)
+        ):
+            return None
+        return Message("tool", content, (), call_id, name)
+    if role not in ("user", "assistant", "system"):
+        return None
+    if size == 2 and content is not None:
+        return Message(role, content)
+    if role != "assistant" or size != 3 or "content" not in raw or "tool_calls" not in raw:
+        return None
+    calls = _parse_common_calls(raw["tool_calls"])
+    if not calls:
+        return None
+    return Message("assistant", content, calls)
+
+
+def _parse_common_calls(raw: object) -> tuple[ToolCall, ...] | None:
+    """``[{"id", "type", "function": {"name", "arguments"}}, ...]`` with distinct ids, or None."""
+    if type(raw) is not list:
+        return None
+    calls = []
+    for item in raw:
+        if type(item) is not dict or len(item) != 3 or "type" not in item:
+            return None
+        call_id, function = item.get("id"), item.get("function")
+        if type(call_id) is not str or not call_id or type(function) is not dict:
+            return None
+        name, arguments = function.get("name"), function.get("arguments")
+        if len(function) != 2 or type(name) is not str or not name or type(arguments) is not str:
+            return None
+        calls.append(ToolCall(call_id, name, arguments, {"type": item["type"]}))
+    if len({call.id for call in calls}) != len(calls):
+        return None
+    return tuple(calls)
+
+
+def _parse_any(raw: object, index: int | None) -> Message:
+    """Parse one wire message of any shape, or name what is wrong with it."""
     if not isinstance(raw, Mapping):
         raise InvalidTranscriptError(index, f"a message must be a JSON object, got {_kind(raw)}")
     role = raw.get("role")
