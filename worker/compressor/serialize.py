@@ -5,14 +5,13 @@ The messages arrive redacted (``turns.py``): a cut made here can no longer split
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from worker.compressor.config import CompressConfig
 from worker.compressor.messages import IMAGE_PART_TYPES, TEXT_PART_TYPES, Content, Message
 
 
-@dataclass(frozen=True, slots=True)
-class Serialized:
+class Serialized(NamedTuple):  # one per window message: a tuple is cheaper to build
     text: str
     cut: bool  # part of the message was left out
     label_chars: int  # characters that are labels and ids rather than the message's own text

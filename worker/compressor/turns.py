@@ -8,8 +8,9 @@ that no pattern recognizes.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
+from typing import NamedTuple
 
 from worker.compressor.markers import without_summary
 from worker.compressor.messages import Message
@@ -22,8 +23,7 @@ _SEP = "\n\x00\n"
 Redact = Callable[[str], Redacted]
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(NamedTuple):  # one per window message: a tuple is cheaper to build
     message: Message  # pruned and redacted
     removed: bool  # False for the lifted message: shown for context, kept verbatim
     known_tokens: int | None = None  # the original's count, when pruning left it unchanged
@@ -50,7 +50,7 @@ def build_turns(
         known = counts[index] if real is msgs[index] else None
         clean, count = redact_turn(real, redact)
         redactions += count
-        turns.append(Turn(clean, removed=index != lifted, known_tokens=known))
+        turns.append(Turn(clean, index != lifted, known))
     return turns, redactions
 
 
