@@ -21,31 +21,24 @@ _TOKEN = re.compile(
       (?P<space>[ \t\r\n]+)
     | (?P<comment>\#[^\n]*)
     | (?P<operator>[();<>|&]+)
-    | (?P<word>(?:[^ \t\r\n();<>|&'"\\\#]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+)
+    | (?P<word>(?:[^ \t\r\n();<>|&'"\\\#]+|'[^']*'|"[^"\\]*(?:\\.[^"\\]*)*"|\\.)+)
     """,
     re.VERBOSE | re.DOTALL,
 )
 _PIECE = re.compile(
-    r"""[^'"\\]+|'(?P<single>[^']*)'|"(?P<double>(?:[^"\\]|\\.)*)"|\\(?P<escaped>.)""", re.DOTALL
+    r"""[^'"\\]+|'(?P<single>[^']*)'|"(?P<double>[^"\\]*(?:\\.[^"\\]*)*)"|\\(?P<escaped>.)""", re.DOTALL
 )
 _QUOTED_ESCAPE = re.compile(r'\\(["\\])')
 
 
 def shell_tokens(line: str) -> list[str] | None:
     """The words and operators of ``line``; None when a quote or an escape is left open."""
-    tokens: list[str] = []
-    pos, end = 0, len(line)
-    while pos < end:
-        m = _TOKEN.match(line, pos)
-        if m is None:
-            return None  # an unbalanced quote or a trailing backslash
-        pos = m.end()
-        kind = m.lastgroup
-        if kind == "operator":
-            tokens.append(m.group())
-        elif kind == "word":
-            tokens.append(_unquoted(m.group()))
-    return tokens
+    found = _TOKEN.findall(line)
+    # The matches tile the line unless something could not be read (an unbalanced quote, a
+    # trailing backslash): the search then skips it and the lengths fall short.
+    if sum(len(a) + len(b) + len(c) + len(d) for a, b, c, d in found) != len(line):
+        return None
+    return [operator or _unquoted(word) for _, _, operator, word in found if operator or word]
 
 
 def _unquoted(word: str) -> str:
