@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from hypothesis import given
@@ -459,6 +459,31 @@ hexish = st.lists(
 @given(hexish)
 def test_identifier_shape_tests_never_hide_a_match(text: str) -> None:
     assert identifiers(text) == identifiers_without_gates(text)
+
+
+ARTIFACTS = [
+    "https://a.io/x",
+    "ValueError: bad",
+    "FAILED t.py::x",
+    "fatal: no",
+    "Traceback (most recent call last):\n  f()\nKeyError: 1",
+]
+
+
+@pytest.mark.parametrize(
+    ("may_hold", "scanner"),
+    [
+        (scan.may_hold_identifiers, identifiers),
+        (scan.may_hold_urls, scan.urls),
+        (scan.may_hold_errors, error_lines),
+    ],
+)
+@given(st.lists(st.one_of(hexish, st.sampled_from(ARTIFACTS), st.text(max_size=40)), max_size=5))
+def test_a_window_that_cannot_hold_a_kind_holds_none_in_any_message(
+    may_hold: Callable[[str], bool], scanner: Callable[[str], list[str]], texts: list[str]
+) -> None:
+    if not may_hold("\n".join(texts)):
+        assert all(scanner(text) == [] for text in texts)
 
 
 # ---------------------------------------------------------------------------------------------

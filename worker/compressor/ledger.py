@@ -13,7 +13,7 @@ few hundred tokens.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -103,6 +103,7 @@ def extract_ledger(messages: Sequence[Message], *, limits: LedgerLimits = DEFAUL
     kind's cap of entries: an older one could not be kept.
     """
     found = _Collector(limits)
+    found.rule_out(_absent_kinds(messages))
     results = {m.tool_call_id: m.text() for m in messages if m.role == "tool" and m.tool_call_id}
     for msg in reversed(messages):
         wanted = found.wanted()
@@ -114,6 +115,24 @@ def extract_ledger(messages: Sequence[Message], *, limits: LedgerLimits = DEFAUL
 
 
 _Occurrence: TypeAlias = tuple[Kind, str, int | None]
+
+
+def _absent_kinds(messages: Sequence[Message]) -> set[Kind]:
+    """Kinds that no message can hold, each decided in one look at the whole window.
+
+    Errors, URLs and identifiers are rare; asking every message about them costs more than
+    asking the window once (a match in the joined text may span two messages: then every
+    message is asked, as without this test).
+    """
+    window = "\n".join(
+        part for msg in messages for part in (msg.text(), *(c.arguments for c in msg.tool_calls))
+    )
+    tests: tuple[tuple[Kind, Callable[[str], bool]], ...] = (
+        ("error", scan.may_hold_errors),
+        ("url", scan.may_hold_urls),
+        ("id", scan.may_hold_identifiers),
+    )
+    return {kind for kind, may_hold in tests if not may_hold(window)}
 
 
 def _occurrences(
@@ -208,6 +227,10 @@ class _Collector:
         self._open = {kind for kind in KINDS if self._caps[kind] > 0}
         self._newest_first: dict[Kind, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self._clean: dict[str, str] = {}  # text -> redacted text: the same item recurs often
+
+    def rule_out(self, kinds: Iterable[Kind]) -> None:
+        """Stop looking for ``kinds``: the window holds none of them."""
+        self._open.difference_update(kinds)
 
     def wanted(self) -> AbstractSet[Kind]:
         """The kinds that still have room for an older entry."""

@@ -64,9 +64,14 @@ _EXCEPTION_LINE = re.compile(
 )
 
 
+def may_hold_errors(text: str) -> bool:
+    """False when ``error_lines`` would find nothing in ``text`` or in any part of it."""
+    return "rror" in text or "FAIL" in text or "atal" in text or _TRACEBACK in text
+
+
 def error_lines(text: str) -> list[str]:
     """Exact error lines: exception lines, the last line of each traceback, failed tests."""
-    if "rror" not in text and "FAIL" not in text and "atal" not in text and _TRACEBACK not in text:
+    if not may_hold_errors(text):
         return []  # the common case, decided without splitting the text
     found: list[str] = []
     in_traceback = False
@@ -93,8 +98,13 @@ _URL = re.compile(r"\bhttps?://(?:[^\s'\"<>()\[\]{}\\`|^]|\[REDACTED\])+")
 _URL_TRAILING = ".,;:!?*_'\""
 
 
+def may_hold_urls(text: str) -> bool:
+    """False when ``urls`` would find nothing in ``text`` or in any part of it."""
+    return "://" in text
+
+
 def urls(text: str) -> list[str]:
-    if "://" not in text:
+    if not may_hold_urls(text):
         return []
     return [m.group(0).rstrip(_URL_TRAILING) for m in _URL.finditer(text)]
 
@@ -137,6 +147,20 @@ _FULL_SHA_SHAPE = b"x" * 40
 _SHORT_SHA_SHAPE = b"x" * 7
 _RANGE_SHAPE = b"x" * 7 + b".."
 _UUID_SHAPE = b"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+
+
+_HASH_DIGIT = re.compile(r"#\d")
+
+
+def may_hold_identifiers(text: str) -> bool:
+    """False when ``identifiers`` would find nothing in ``text`` or in any part of it.
+
+    Every identifier pattern needs seven hex digits in a row (a UUID's first group has eight)
+    or a ``#`` before a digit.
+    """
+    if _HASH_DIGIT.search(text):
+        return True
+    return _SHORT_SHA_SHAPE in text.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)
 
 
 def identifiers(text: str) -> list[str]:
