@@ -244,8 +244,8 @@ _TELEGRAM_BARE = re.compile(
 _DISCORD = re.compile(
     r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
 )
-# Its middle part, a cheap test: it starts with a literal, where the token starts with a class.
-_DISCORD_GATE = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.")
+# Its middle and the start of its end, a cheap test: it starts with a literal, the token with a class.
+_DISCORD_GATE = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27}")
 
 
 def _whole_token(m: re.Match[str]) -> str:
