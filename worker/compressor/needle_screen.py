@@ -3,12 +3,16 @@
 The redactor guards each pass with needles (``://``, ``bearer``, ``key``...). Asking ``needle
 in text`` for each of ~40 needles scans the text ~40 times, and on clean text (nearly all of
 it) every needle is absent, so every scan runs to the end. Here the multi-character needles are
-folded into one regex shaped like a trie (one alternative per first character), so one pass
-over the text finds them; single characters are still asked with ``in`` (a memchr).
+folded into one regex, so one pass over the text finds them; single characters are still asked
+with ``in`` (a memchr).
 
-The answer is exact, the same as asking every needle: the regex reports non-overlapping
-matches, so a needle that can start inside another's match (``key`` in ``private key``, or one
-that begins with another's last characters) is asked with ``in`` whenever that other was found.
+The regex engine tries a pattern at every position whose character can start it, so each needle
+is matched from its rarest character (the "anchor"), with a look-behind for the characters
+before it: ``key`` is tried only where a ``k`` is, ``passw`` only where a ``w`` is.
+
+The answer is exact, the same as asking every needle. The regex reports non-overlapping matches,
+and several needles may end in the same text from their anchor on; so whenever a match could
+stand for, or cover the anchor of, a needle it does not prove, that needle is asked with ``in``.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-_Trie = dict[str, "_Trie"]
-_END = ""  # a trie key that marks "a needle ends here"
+# Lower-case characters from the most to the least frequent in agent transcripts (prose, code,
+# commands, JSON); a character not listed counts as rarest. Only speed depends on this order.
+_COMMON_FIRST = " etaoisnrlcdhpu\nmf.y_g/b,w-\"'=(x)v:k1#0[]2{}j>q<3z"
+_RANK = {char: rank for rank, char in enumerate(_COMMON_FIRST)}
 
 
 class NeedleScreen:
@@ -35,48 +41,67 @@ class NeedleScreen:
                 owners.setdefault(needle, []).append(i)
         self._groups = {needle: tuple(ids) for needle, ids in owners.items()}
         self._single = tuple((n, ids) for n, ids in self._groups.items() if len(n) == 1)
-        multi = sorted(n for n in self._groups if len(n) > 1)
-        self._regex = re.compile(_trie_pattern(multi)) if multi else None
-        self._hidden = {a: tuple(b for b in multi if b != a and _may_hide(a, b)) for a in multi}
+        anchored = {n: _anchor(n) for n in self._groups if len(n) > 1}
+        self._regex = re.compile(_pattern(anchored)) if anchored else None
+        # What a match (a needle from its anchor on) proves, and what it leaves to be asked.
+        self._proves: dict[str, str | None] = {}
+        self._ask: dict[str, tuple[str, ...]] = {}
+        for suffix in {n[j:] for n, j in anchored.items()}:
+            same = [n for n, j in anchored.items() if n[j:] == suffix]
+            proven = same[0] if len(same) == 1 else None
+            self._proves[suffix] = proven
+            self._ask[suffix] = tuple(
+                b
+                for b, jb in anchored.items()
+                if b != proven and any(_may_cover(a, anchored[a], b, jb) for a in same)
+            )
 
     def present(self, lowered: str) -> list[int]:
         hits: set[int] = set()
         for needle, ids in self._single:
             if needle in lowered:
                 hits.update(ids)
-        if self._regex is not None:
-            found = set(self._regex.findall(lowered))
-            for needle in found:
+        if self._regex is None:
+            return sorted(hits)
+        asked: set[str] = set()
+        for suffix in set(self._regex.findall(lowered)):
+            proven = self._proves[suffix]
+            if proven is not None:
+                hits.update(self._groups[proven])
+            asked.update(self._ask[suffix])
+        for needle in asked:
+            if needle in lowered:
                 hits.update(self._groups[needle])
-                for other in self._hidden[needle]:
-                    if other not in found and other in lowered:
-                        hits.update(self._groups[other])
         return sorted(hits)
 
 
-def _may_hide(a: str, b: str) -> bool:
-    """Whether a match of ``a`` can cover the start of an occurrence of ``b``.
+def _may_cover(a: str, ja: int, b: str, jb: int) -> bool:
+    """Whether a match of ``a`` (from its anchor ``ja`` on) can hold the anchor of an ``b``.
 
-    That is ``b`` inside ``a``, or ``b`` starting with one of ``a``'s proper suffixes.
+    That is, ``b`` placed with its anchor on one of the matched characters agrees with ``a``
+    wherever the two overlap. (It covers ``b == a`` too: a match stands for itself.)
     """
-    return b in a or any(b.startswith(a[k:]) for k in range(1, len(a)))
+    for at in range(ja, len(a)):
+        start = at - jb  # b's first character, in a's coordinates
+        if all(a[start + i] == b[i] for i in range(len(b)) if 0 <= start + i < len(a)):
+            return True
+    return False
 
 
-def _trie_pattern(needles: Sequence[str]) -> str:
-    """A regex matching any of ``needles``: at each position, the longest one that starts there."""
-    root: _Trie = {}
-    for needle in needles:
-        node = root
-        for char in needle:
-            node = node.setdefault(char, {})
-        node[_END] = {}
-    return _branch(root)
+def _anchor(needle: str) -> int:
+    """Where ``needle``'s rarest character is (the first of equals)."""
+    return max(range(len(needle)), key=lambda j: (_RANK.get(needle[j], len(_RANK)), -j))
 
 
-def _branch(node: _Trie) -> str:
-    alternatives = [re.escape(char) + _branch(child) for char, child in node.items() if char]
-    if not alternatives:
-        return ""
-    body = "(?:" + "|".join(alternatives) + ")"
-    # A needle may end here while a longer one continues: the continuation is optional (greedy).
-    return body + "?" if _END in node else body
+def _pattern(anchored: dict[str, int]) -> str:
+    """One alternative per anchor character; each needle checks what precedes it by look-behind.
+
+    The engine tries the alternatives in order at each position, so the most frequent anchor
+    characters come first.
+    """
+    by_anchor: dict[str, list[str]] = {}
+    for needle, j in sorted(anchored.items(), key=lambda item: (-len(item[0]), item[0])):
+        behind = f"(?<={re.escape(needle[: j + 1])})" if j else ""
+        by_anchor.setdefault(needle[j], []).append(behind + re.escape(needle[j + 1 :]))
+    order = sorted(by_anchor, key=lambda char: (_RANK.get(char, len(_RANK)), char))
+    return "|".join(re.escape(char) + "(?:" + "|".join(by_anchor[char]) + ")" for char in order)
