@@ -6,12 +6,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
-from worker.compressor.assemble import Placement, assemble, strip_old_images, summary_placement
+from worker.compressor.assemble import (
+    Assembled,
+    Placement,
+    assemble,
+    strip_old_images,
+    summary_placement,
+)
 from worker.compressor.boundaries import Budget, Split, latest_real, plan_split, shrink_head
 from worker.compressor.config import CompressConfig
 from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
 from worker.compressor.ledger import complete_summary, extract_ledger
-from worker.compressor.markers import is_summary, summary_body, without_summary
+from worker.compressor.markers import (
+    FIXED_SUMMARY_PARTS,
+    SUMMARY_SEPARATOR,
+    is_summary,
+    summary_body,
+    summary_parts,
+    without_summary,
+)
 from worker.compressor.messages import Message
 from worker.compressor.prompts import summary_budget
 from worker.compressor.prune import PruneResult, prune_window
@@ -276,7 +289,7 @@ def _finish(
     after = _without_old_summaries([*after, *msgs[split.tail_start :]])
     after, stripped_after = strip_old_images(after)
     built = assemble(head, body, after, placement=placement)
-    counts = _output_counts(start, built.messages, counter)
+    counts = _output_counts(start, built, placement, body, counter)
     tokens_after = sum(counts)
     if tokens_after >= start.tokens:
         return start.unchanged(noop_reason="not_smaller", facts=facts)
@@ -313,11 +326,26 @@ def _without_old_summaries(msgs: Sequence[Message]) -> list[Message]:
     return out
 
 
-def _output_counts(start: _Start, out: Sequence[Message], counter: TokenCounter) -> tuple[int, ...]:
-    """Token counts of the output: an unchanged message keeps its count, the rest are counted."""
+def _output_counts(
+    start: _Start, built: Assembled, placement: Placement, body: str, counter: TokenCounter
+) -> tuple[int, ...]:
+    """Token counts of the output: an unchanged message keeps its count, the rest are counted.
+
+    The summary message is counted paragraph by paragraph: the prefix once per process, and
+    the body (when it is the message's last paragraph) once with the report's
+    ``summary_tokens``.
+    """
     known = {id(m): c for m, c in zip(start.msgs, start.counts, strict=True)}
     counts = []
-    for msg in out:
+    for i, msg in enumerate(built.messages):
         count = known.get(id(msg))
+        if count is None and i == built.summary_index and placement != "merge":
+            parts = summary_parts(body, with_end_marker=placement == "user")
+            count = counter.count_message(
+                msg,
+                text_tokens=counter.count_joined(
+                    parts, SUMMARY_SEPARATOR, fixed=FIXED_SUMMARY_PARTS
+                ),
+            )
         counts.append(counter.count_message(msg) if count is None else count)
     return tuple(counts)

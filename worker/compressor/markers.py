@@ -32,8 +32,17 @@ SYSTEM_NOTE = (
 
 def render_summary(body: str, *, with_end_marker: bool) -> str:
     """The summary message text: prefix, body and (for user-role placement) the end marker."""
-    text = f"{SUMMARY_PREFIX}\n\n{body.strip()}"
-    return f"{text}\n\n{END_MARKER}" if with_end_marker else text
+    return SUMMARY_SEPARATOR.join(summary_parts(body, with_end_marker=with_end_marker))
+
+
+SUMMARY_SEPARATOR = "\n\n"
+FIXED_SUMMARY_PARTS = frozenset({SUMMARY_PREFIX, END_MARKER})  # the same in every summary
+
+
+def summary_parts(body: str, *, with_end_marker: bool) -> list[str]:
+    """``render_summary``'s paragraphs, for counting them one at a time."""
+    parts = [SUMMARY_PREFIX, body.strip()]
+    return [*parts, END_MARKER] if with_end_marker else parts
 
 
 def is_summary(msg: Message) -> bool:

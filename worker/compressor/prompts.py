@@ -104,13 +104,23 @@ _UPDATE = (
 
 def template(budget_tokens: int) -> str:
     """The section headings with what belongs under each, and the length to aim for."""
-    blocks = [f"## {name}\n[{_GUIDANCE[name]}]" for name in SECTIONS]
+    return PART_SEPARATOR.join(_template_parts(budget_tokens))
+
+
+def _template_parts(budget_tokens: int) -> list[str]:
     closing = (
         f"Aim for about {budget_tokens:,} tokens. Be concrete: file paths, commands, outputs, "
         'error messages, line numbers and values, never "made some changes". Write only the '
         "checkpoint body under these headings."
     )
-    return "\n\n".join([*blocks, closing])
+    return [*_BLOCKS, closing]
+
+
+_BLOCKS = tuple(f"## {name}\n[{_GUIDANCE[name]}]" for name in SECTIONS)
+_STRUCTURE = "Use exactly this structure:"
+PART_SEPARATOR = "\n\n"
+# The paragraphs that are the same in every prompt (a token counter may keep their counts).
+FIXED_PARTS = frozenset({_PREAMBLE, _FIRST_PASS, _UPDATE, _STRUCTURE, *_BLOCKS})
 
 
 def render_prompt(
@@ -122,6 +132,29 @@ def render_prompt(
     today: date,
 ) -> str:
     """The whole prompt for one summarizer call (first pass, or update of a previous summary)."""
+    return PART_SEPARATOR.join(
+        prompt_parts(
+            turns=turns,
+            previous_summary=previous_summary,
+            focus_topic=focus_topic,
+            budget_tokens=budget_tokens,
+            today=today,
+        )
+    )
+
+
+def prompt_parts(
+    *,
+    turns: str,
+    previous_summary: str | None,
+    focus_topic: str | None,
+    budget_tokens: int,
+    today: date,
+) -> list[str]:
+    """The prompt's paragraphs: ``render_prompt`` joins them with ``PART_SEPARATOR``.
+
+    Most are fixed text, so a token counter can count them once (``count_joined``).
+    """
     parts = [_PREAMBLE, _TEMPORAL.format(today=today.isoformat())]
     if previous_summary:
         parts += [
@@ -133,8 +166,7 @@ def render_prompt(
         parts += [_FIRST_PASS, f"TURNS:\n{turns}"]
     if focus_topic and focus_topic.strip():
         parts.append(_FOCUS.format(topic=focus_topic.strip()))
-    parts += ["Use exactly this structure:", template(budget_tokens)]
-    return "\n\n".join(parts)
+    return [*parts, _STRUCTURE, *_template_parts(budget_tokens)]
 
 
 def summary_budget(window_tokens: int, config: CompressConfig) -> int:

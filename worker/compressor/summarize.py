@@ -23,7 +23,13 @@ from worker.compressor.errors import (
 )
 from worker.compressor.extractive import extractive_summary
 from worker.compressor.messages import Message
-from worker.compressor.prompts import max_output_tokens, render_prompt
+from worker.compressor.prompts import (
+    FIXED_PARTS,
+    PART_SEPARATOR,
+    max_output_tokens,
+    prompt_parts,
+    render_prompt,
+)
 from worker.compressor.redact import redact_text
 from worker.compressor.serialize import Serialized, cut_middle, serialize_turn
 from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
@@ -171,14 +177,26 @@ def _plan_call(
 
 def _fit_running(running: str | None, job: Job) -> tuple[str | None, int]:
     """The running summary (cut if it outgrew a quarter of the window) and the prompt overhead."""
-    overhead = job.counter.count_text(_render(job, "", running))
+    overhead = _overhead(job, running)
     quarter = job.config.summarizer_context_tokens // 4
     if running is None or overhead <= 2 * quarter:
         return running, overhead
     summary_tokens = job.counter.count_text(running)
     keep = max(0, len(running) * quarter // max(summary_tokens, 1))
     running = cut_middle(running, keep * 3 // 4, keep // 4)
-    return running, job.counter.count_text(_render(job, "", running))
+    return running, _overhead(job, running)
+
+
+def _overhead(job: Job, running: str | None) -> int:
+    """The prompt's tokens without turns; its fixed paragraphs are encoded once per process."""
+    parts = prompt_parts(
+        turns="",
+        previous_summary=running,
+        focus_topic=job.focus_topic,
+        budget_tokens=job.budget_tokens,
+        today=job.today,
+    )
+    return job.counter.count_joined(parts, PART_SEPARATOR, fixed=FIXED_PARTS)
 
 
 def _trimmed(text: str, tokens: int, room: int, job: Job) -> tuple[list[str], int]:

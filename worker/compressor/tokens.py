@@ -7,6 +7,7 @@ files and no environment. Images cost a fixed ``IMAGE_TOKENS`` each, never their
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 from worker.compressor.messages import Message, content_text, image_count
@@ -32,6 +33,14 @@ _O200K_PREFIXES = (
 )
 
 
+# Encodings whose pre-tokenizer never joins a line break to the character after it when that is
+# neither white space nor (o200k) a slash: there the tokens of ``a + b``, ``a`` ending in a line
+# break, are the tokens of ``a`` followed by those of ``b``. (Their patterns end a run of white
+# space at its last line break, or take line breaks only after punctuation; GPT-2's older
+# pattern splits a run of white space before its last character instead, so it is not here.)
+_SPLITS_AFTER_LINE_BREAK = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
+
+
 class Encoding(Protocol):
     name: str
 
@@ -44,12 +53,27 @@ def encoding_name_for_model(model: str | None) -> str:
     return "o200k_base" if bare.startswith(_O200K_PREFIXES) else "cl100k_base"
 
 
+# Counts of our own fixed texts (prompt paragraphs, the summary prefix), per encoding object,
+# shared by the counters of a process: a worker encodes them once, not once per job. Each entry
+# holds its encoding, so the id it is filed under cannot be reused while it exists.
+_FIXED_MAX_ENTRIES = 1_024
+_fixed_counts: dict[int, tuple[Encoding, dict[str, int]]] = {}
+
+
+def _fixed_memo(encoding: Encoding) -> dict[str, int]:
+    entry = _fixed_counts.get(id(encoding))
+    if entry is None or entry[0] is not encoding:
+        entry = _fixed_counts[id(encoding)] = (encoding, {})
+    return entry[1]
+
+
 class TokenCounter:
     """Counts tokens of text and messages; each distinct long text is encoded once."""
 
     def __init__(self, encoding: Encoding) -> None:
         self.encoding = encoding
         self._memo: dict[str, int] = {}
+        self._fixed = _fixed_memo(encoding)
 
     @property
     def encoding_name(self) -> str:
@@ -68,8 +92,52 @@ class TokenCounter:
             self._memo[text] = cached
         return cached
 
-    def count_message(self, msg: Message) -> int:
-        tokens = MESSAGE_OVERHEAD_TOKENS + self.count_text(content_text(msg.content))
+    def count_fixed(self, text: str) -> int:
+        """Tokens of one of our own fixed texts: encoded once per process and encoding."""
+        cached = self._fixed.get(text)
+        if cached is None:
+            cached = len(self.encoding.encode_ordinary(text)) if text else 0
+            if len(self._fixed) >= _FIXED_MAX_ENTRIES:
+                self._fixed.clear()
+            self._fixed[text] = cached
+        return cached
+
+    def count_joined(
+        self, parts: Sequence[str], sep: str, *, fixed: AbstractSet[str] = frozenset()
+    ) -> int:
+        """Tokens of ``sep.join(parts)``, counted a part at a time where that is exact.
+
+        Parts in ``fixed`` (our own fixed paragraphs) are then encoded once per process, and a
+        part counted already (a summary body) is not encoded again.
+        """
+        if not parts:
+            return 0
+        pieces: list[tuple[str, bool]] = []  # (text, whether it is a fixed part and separator)
+        current, is_fixed = parts[0], parts[0] in fixed
+        for part in parts[1:]:
+            head = current + sep
+            if self._splits(head, part):
+                pieces.append((head, is_fixed))
+                current, is_fixed = part, part in fixed
+            else:
+                current, is_fixed = head + part, False
+        pieces.append((current, is_fixed))
+        return sum(self.count_fixed(t) if f else self.count_text(t) for t, f in pieces)
+
+    def _splits(self, head: str, tail: str) -> bool:
+        return (
+            head.endswith("\n")
+            and tail[:1] != ""
+            and not tail[0].isspace()
+            and tail[0] != "/"
+            and self.encoding.name in _SPLITS_AFTER_LINE_BREAK
+        )
+
+    def count_message(self, msg: Message, *, text_tokens: int | None = None) -> int:
+        """A message's tokens; ``text_tokens``: its text's count, when the caller has it."""
+        if text_tokens is None:
+            text_tokens = self.count_text(content_text(msg.content))
+        tokens = MESSAGE_OVERHEAD_TOKENS + text_tokens
         tokens += IMAGE_TOKENS * image_count(msg.content)
         if msg.name:
             tokens += self.count_text(msg.name) + 1
