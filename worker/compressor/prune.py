@@ -254,17 +254,15 @@ def _last_line(text: str) -> str:
 
 
 def _shrink_calls(msg: Message, max_chars: int) -> Message:
-    calls = tuple(_shrink_call(call, max_chars) for call in msg.tool_calls)
-    if all(new is old for new, old in zip(calls, msg.tool_calls, strict=True)):
+    calls: list[ToolCall] | None = None  # a copy, made at the first call that changes
+    for i, call in enumerate(msg.tool_calls):
+        slim = _shrink_call(call, max_chars)
+        if slim is not call:
+            calls = calls or list(msg.tool_calls)
+            calls[i] = slim
+    if calls is None:
         return msg
-    return Message(
-        role=msg.role,
-        content=msg.content,
-        tool_calls=calls,
-        tool_call_id=msg.tool_call_id,
-        name=msg.name,
-        extra=msg.extra,
-    )
+    return Message(msg.role, msg.content, tuple(calls), msg.tool_call_id, msg.name, msg.extra)
 
 
 def _shrink_call(call: ToolCall, max_chars: int) -> ToolCall:
@@ -285,17 +283,25 @@ def shrink_arguments(arguments: str, max_chars: int) -> str | None:
         parsed = json.loads(arguments)
     except ValueError:
         return None
-    shrunk, changed = _shrink_value(parsed, max_chars)
-    return json.dumps(shrunk, ensure_ascii=False) if changed else None
+    shrunk = _shrink_value(parsed, max_chars)
+    return None if shrunk is parsed else json.dumps(shrunk, ensure_ascii=False)
 
 
-def _shrink_value(value: Any, max_chars: int) -> tuple[Any, bool]:
-    if isinstance(value, str) and len(value) > max_chars:
-        return f"{safe_prefix(value, max_chars)}…[{len(value) - max_chars:,} chars cut]", True
+def _shrink_value(value: Any, max_chars: int) -> Any:
+    """``value`` with long string leaves cut; the same object when nothing needed cutting."""
+    if isinstance(value, str):
+        if len(value) <= max_chars:
+            return value
+        return f"{safe_prefix(value, max_chars)}…[{len(value) - max_chars:,} chars cut]"
     if isinstance(value, dict):
-        pairs = {k: _shrink_value(v, max_chars) for k, v in value.items()}
-        return {k: v for k, (v, _) in pairs.items()}, any(c for _, c in pairs.values())
+        changed: dict[Any, Any] | None = None
+        for key, item in value.items():
+            new = _shrink_value(item, max_chars)
+            if new is not item:
+                changed = changed or dict(value)
+                changed[key] = new
+        return value if changed is None else changed
     if isinstance(value, list):
-        items = [_shrink_value(v, max_chars) for v in value]
-        return [v for v, _ in items], any(c for _, c in items)
-    return value, False
+        items = [_shrink_value(item, max_chars) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
