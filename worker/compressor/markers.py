@@ -47,7 +47,11 @@ def summary_parts(body: str, *, with_end_marker: bool) -> list[str]:
 
 def is_summary(msg: Message) -> bool:
     """True for a message that carries a compacted summary (standalone or merged)."""
-    return msg.role != "tool" and content_text(msg.content).startswith(SUMMARY_TAG)
+    if msg.role == "tool":
+        return False
+    content = msg.content  # asked of every message: a plain string needs no joining first
+    text = content if type(content) is str else content_text(content)
+    return text.startswith(SUMMARY_TAG)
 
 
 def summary_body(msg: Message) -> str | None:

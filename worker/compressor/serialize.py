@@ -17,9 +17,13 @@ class Serialized(NamedTuple):  # one per window message: a tuple is cheaper to b
     label_chars: int  # characters that are labels and ids rather than the message's own text
 
 
+_ROLE_LABELS = {role: f"[{role.upper()}]: " for role in ("system", "user", "assistant")}
+
+
 def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
     """One message as ``[ROLE]: text`` lines; tool calls and results carry their ids."""
-    text = _visible_text(msg.content)
+    content = msg.content
+    text = content if type(content) is str else _visible_text(content)
     if msg.role == "tool":
         head = config.serialize_tool_result_head_chars
         tail = config.serialize_tool_result_tail_chars
@@ -27,10 +31,12 @@ def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
     else:
         head = config.serialize_message_max_chars * 3 // 4
         tail = config.serialize_message_max_chars - head
-        label = f"[{msg.role.upper()}]: "
+        label = _ROLE_LABELS[msg.role]
     body = cut_middle(text, head, tail)
     cut = body is not text
-    lines = [label + body] if body or not msg.tool_calls else []
+    if not msg.tool_calls:
+        return Serialized(label + body, cut, len(label))
+    lines = [label + body] if body else []
     label_chars = len(label)
     for call in msg.tool_calls:
         args = cut_middle(call.arguments, config.serialize_tool_args_head_chars, 0)

@@ -58,6 +58,9 @@ def redact_turn(msg: Message, redact: Redact = redact_text) -> tuple[Message, in
     """The message with its text and tool-call arguments redacted, in one pass when it can be."""
     if isinstance(msg.content, tuple):
         return redact_message(msg)  # parts may carry URLs; the rare case takes the full helper
+    if not msg.tool_calls:
+        red = redact(msg.content or "")
+        return (msg, 0) if not red.count else (msg.with_content(red.text), red.count)
     pieces = [msg.content or "", *(call.arguments for call in msg.tool_calls)]
     red = redact(_SEP.join(pieces))
     if not red.count:
