@@ -104,12 +104,12 @@ def extract_ledger(messages: Sequence[Message], *, limits: LedgerLimits = DEFAUL
     """
     found = _Collector(limits)
     found.rule_out(_absent_kinds(messages))
-    results = {m.tool_call_id: m.text() for m in messages if m.role == "tool" and m.tool_call_id}
+    scanner = _Scanner(messages)
     for msg in reversed(messages):
         wanted = found.wanted()
         if not wanted:
             break
-        for kind, text, code in reversed(_occurrences(msg, results, wanted)):
+        for kind, text, code in reversed(scanner.occurrences(msg, wanted)):
             found.add_older(kind, text, code)
     return found.ledger()
 
@@ -135,44 +135,62 @@ def _absent_kinds(messages: Sequence[Message]) -> set[Kind]:
     return {kind for kind, may_hold in tests if not may_hold(window)}
 
 
-def _occurrences(
-    msg: Message, results: Mapping[str, str], wanted: Container[Kind]
-) -> list[_Occurrence]:
-    """What ``msg`` holds of the wanted kinds, in the order it appears."""
-    found: list[_Occurrence] = []
-    text = msg.text()
-    if "error" in wanted and msg.role in ("user", "tool"):
-        found += [("error", line, None) for line in scan.error_lines(text)]
-    if "file" in wanted and msg.role == "tool":
-        found += [("file", path, None) for path in scan.diff_files(text)]
-    if "url" in wanted:
-        found += [("url", url, None) for url in scan.urls(text)]
-    if "id" in wanted:
-        found += [("id", ident, None) for ident in scan.identifiers(text)]
-    for call in msg.tool_calls:
-        found += _call_occurrences(call, results, wanted)
-    return found
+class _Scanner:
+    """What each message holds; a tool call's arguments are read once however often they recur."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self._results = {
+            m.tool_call_id: m.text() for m in messages if m.role == "tool" and m.tool_call_id
+        }
+        # (tool, arguments) -> what they hold, for the kinds wanted when first read; the
+        # wanted kinds only ever shrink, so a later reading needs a subset of that.
+        self._arguments: dict[tuple[str, str], tuple[list[_Occurrence], str | None]] = {}
+
+    def occurrences(self, msg: Message, wanted: Container[Kind]) -> list[_Occurrence]:
+        """What ``msg`` holds of the wanted kinds, in the order it appears."""
+        found: list[_Occurrence] = []
+        text = msg.text()
+        if "error" in wanted and msg.role in ("user", "tool"):
+            found += [("error", line, None) for line in scan.error_lines(text)]
+        if "file" in wanted and msg.role == "tool":
+            found += [("file", path, None) for path in scan.diff_files(text)]
+        if "url" in wanted:
+            found += [("url", url, None) for url in scan.urls(text)]
+        if "id" in wanted:
+            found += [("id", ident, None) for ident in scan.identifiers(text)]
+        for call in msg.tool_calls:
+            found += self._call_occurrences(call, wanted)
+        return found
+
+    def _call_occurrences(self, call: ToolCall, wanted: Container[Kind]) -> list[_Occurrence]:
+        key = (call.name, call.arguments)
+        known = self._arguments.get(key)
+        if known is None:
+            known = self._arguments[key] = _argument_occurrences(call.name, call.arguments, wanted)
+        held, command = known
+        found = [item for item in held if item[0] in wanted]
+        if command is not None and "command" in wanted:
+            result = self._results.get(call.id)
+            found.append(("command", command, None if result is None else scan.exit_code(result)))
+        return found
 
 
-def _call_occurrences(
-    call: ToolCall, results: Mapping[str, str], wanted: Container[Kind]
-) -> list[_Occurrence]:
+def _argument_occurrences(
+    tool: str, arguments: str, wanted: Container[Kind]
+) -> tuple[list[_Occurrence], str | None]:
+    """The files, URLs and identifiers a call's arguments hold, and its shell command if any."""
     found: list[_Occurrence] = []
-    value = scan.json_object(call.arguments) if "file" in wanted or "command" in wanted else None
+    value = scan.json_object(arguments) if "file" in wanted or "command" in wanted else None
     if "file" in wanted and value is not None:
         found += [("file", path, None) for path in scan.argument_files(value)]
     if "url" in wanted:
-        found += [("url", url, None) for url in scan.urls(call.arguments)]
+        found += [("url", url, None) for url in scan.urls(arguments)]
     if "id" in wanted:
-        found += [("id", ident, None) for ident in scan.identifiers(call.arguments)]
-    command = _shell_command(call.name, value) if value is not None else None
-    if command is not None:
-        if "file" in wanted:
-            found += [("file", path, None) for path in scan.shell_written_files(command)]
-        if "command" in wanted:
-            result = results.get(call.id)
-            found.append(("command", command, None if result is None else scan.exit_code(result)))
-    return found
+        found += [("id", ident, None) for ident in scan.identifiers(arguments)]
+    command = _shell_command(tool, value) if value is not None else None
+    if command is not None and "file" in wanted:
+        found += [("file", path, None) for path in scan.shell_written_files(command)]
+    return found, command
 
 
 def complete_summary(summary: str, ledger: Ledger) -> tuple[str, int]:
