@@ -26,7 +26,8 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _PIECE = re.compile(
-    r"""[^'"\\]+|'(?P<single>[^']*)'|"(?P<double>[^"\\]*(?:\\.[^"\\]*)*)"|\\(?P<escaped>.)""", re.DOTALL
+    r"""[^'"\\]+|'(?P<single>[^']*)'|"(?P<double>[^"\\]*(?:\\.[^"\\]*)*)"|\\(?P<escaped>.)""",
+    re.DOTALL,
 )
 _QUOTED_ESCAPE = re.compile(r'\\(["\\])')
 
