@@ -51,7 +51,13 @@ def _on_shutdown(**_: Any) -> None:
 
 
 @celery_app.task(
-    bind=True, name=keys.COMPACT_TASK, acks_late=True, reject_on_worker_lost=True, max_retries=None
+    bind=True,
+    name=keys.COMPACT_TASK,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
+    # Flower shows the telemetry from the task-succeeded event, cut at this many characters.
+    resultrepr_maxsize=8192,
 )
 def compact_session(self: Task, job_id: str, defers: int = 0, failures: int = 0) -> dict[str, Any]:
     """Compact one job's session; the telemetry dict (Flower shows it)."""
