@@ -117,7 +117,9 @@ def _turn_tokens(turn: Turn, done: Serialized) -> int:
     "context too long" when our estimate was short; the fold then re-splits.
     """
     if turn.known_tokens is None or done.cut:
-        return len(done.text.encode("utf-8")) * 10 // 27 + 1
+        text = done.text  # an ASCII string's UTF-8 size is its length (isascii is a flag check)
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
+        return size * 10 // 27 + 1
     return turn.known_tokens + math.ceil(done.label_chars / _LABEL_CHARS_PER_TOKEN)
 
 
