@@ -15,7 +15,13 @@ from worker.compressor.markers import (
     render_summary,
     summary_parts,
 )
-from worker.compressor.prompts import FIXED_PARTS, PART_SEPARATOR, prompt_parts, render_prompt
+from worker.compressor.prompts import (
+    FIXED_PARTS,
+    PART_SEPARATOR,
+    job_fixed_parts,
+    prompt_parts,
+    render_prompt,
+)
 from worker.compressor.tokens import TokenCounter
 from worker.encodings import counter_for_model
 
@@ -41,6 +47,23 @@ def test_joined_count_is_the_count_of_the_joined_text(
     whole = len(encoding.encode_ordinary(sep.join(parts)))
     assert counter.count_joined(parts, sep) == whole
     assert counter.count_joined(parts, sep, fixed=frozenset(parts)) == whole
+
+
+long_texts = st.lists(st.one_of(pieces, st.text(max_size=12)), min_size=8, max_size=20).map("".join)
+
+
+@pytest.mark.parametrize("model", sorted(ENCODINGS))
+@given(parts=st.lists(long_texts, min_size=1, max_size=4), sep=separators)
+def test_parts_counted_inside_a_join_then_alone_count_exactly(
+    model: str, parts: list[str], sep: str
+) -> None:
+    # A part followed by the separator is counted in two pieces, and its own count is kept
+    # for later: both must be what encoding the text gives.
+    encoding = ENCODINGS[model]
+    counter = TokenCounter(encoding)
+    assert counter.count_joined(parts, sep) == len(encoding.encode_ordinary(sep.join(parts)))
+    for part in parts:
+        assert counter.count_text(part) == len(encoding.encode_ordinary(part))
 
 
 @pytest.mark.parametrize("model", sorted(ENCODINGS))
@@ -71,11 +94,12 @@ def test_prompt_and_summary_counts_by_part_match_the_rendered_text(
         "budget_tokens": 4321,
         "today": date(2026, 1, 15),
     }
+    job_parts = job_fixed_parts(date(2026, 1, 15), 4321)
     for counter in (TokenCounter(encoding), TokenCounter(encoding)):  # fresh, then shared counts
         parts = prompt_parts(**kwargs)  # type: ignore[arg-type]
-        assert counter.count_joined(parts, PART_SEPARATOR, fixed=FIXED_PARTS) == len(
-            encoding.encode_ordinary(render_prompt(**kwargs))  # type: ignore[arg-type]
-        )
+        whole = len(encoding.encode_ordinary(render_prompt(**kwargs)))  # type: ignore[arg-type]
+        assert counter.count_joined(parts, PART_SEPARATOR, fixed=FIXED_PARTS) == whole
+        assert counter.count_joined(parts, PART_SEPARATOR, fixed=job_parts) == whole
         for marker in (True, False):
             body = "## Active Task\nUser asked for a fix.\n"
             text = render_summary(body, with_end_marker=marker)
@@ -97,3 +121,17 @@ def test_an_encoding_of_another_family_is_counted_whole() -> None:
     counter = TokenCounter(CharCounts())
     assert not counter._splits("a\n", "b")
     assert counter.count_joined(["a", "b"], "\n") == 3
+
+
+def test_the_dated_and_budgeted_paragraphs_are_fixed_for_their_job() -> None:
+    parts = prompt_parts(
+        turns="", previous_summary=None, focus_topic=None, budget_tokens=4321,
+        today=date(2026, 1, 15),
+    )  # fmt: skip
+    job_parts = job_fixed_parts(date(2026, 1, 15), 4321)
+    assert job_parts > FIXED_PARTS
+    assert [p for p in parts if p in job_parts and p not in FIXED_PARTS] == [
+        next(p for p in parts if "2026-01-15" in p),
+        next(p for p in parts if "4,321 tokens" in p),
+    ]
+    assert not job_fixed_parts(date(2026, 1, 16), 4321) >= job_parts

@@ -8,6 +8,7 @@ stable so that the next pass can update the same sections.
 from __future__ import annotations
 
 from datetime import date
+from functools import lru_cache
 
 from worker.compressor.config import CompressConfig
 
@@ -108,12 +109,15 @@ def template(budget_tokens: int) -> str:
 
 
 def _template_parts(budget_tokens: int) -> list[str]:
-    closing = (
+    return [*_BLOCKS, _closing(budget_tokens)]
+
+
+def _closing(budget_tokens: int) -> str:
+    return (
         f"Aim for about {budget_tokens:,} tokens. Be concrete: file paths, commands, outputs, "
         'error messages, line numbers and values, never "made some changes". Write only the '
         "checkpoint body under these headings."
     )
-    return [*_BLOCKS, closing]
 
 
 _BLOCKS = tuple(f"## {name}\n[{_GUIDANCE[name]}]" for name in SECTIONS)
@@ -121,6 +125,16 @@ _STRUCTURE = "Use exactly this structure:"
 PART_SEPARATOR = "\n\n"
 # The paragraphs that are the same in every prompt (a token counter may keep their counts).
 FIXED_PARTS = frozenset({_PREAMBLE, _FIRST_PASS, _UPDATE, _STRUCTURE, *_BLOCKS})
+
+
+@lru_cache(maxsize=64)
+def job_fixed_parts(today: date, budget_tokens: int) -> frozenset[str]:
+    """``FIXED_PARTS`` plus the paragraphs fixed by the date and the summary budget.
+
+    A worker writes the same date all day, and every large window has the same (capped)
+    budget, so a token counter may keep these counts across jobs too.
+    """
+    return FIXED_PARTS | {_TEMPORAL.format(today=today.isoformat()), _closing(budget_tokens)}
 
 
 def render_prompt(

@@ -24,8 +24,8 @@ from worker.compressor.errors import (
 from worker.compressor.extractive import extractive_summary
 from worker.compressor.messages import Message
 from worker.compressor.prompts import (
-    FIXED_PARTS,
     PART_SEPARATOR,
+    job_fixed_parts,
     max_output_tokens,
     prompt_parts,
     render_prompt,
@@ -198,7 +198,8 @@ def _overhead(job: Job, running: str | None) -> int:
         budget_tokens=job.budget_tokens,
         today=job.today,
     )
-    return job.counter.count_joined(parts, PART_SEPARATOR, fixed=FIXED_PARTS)
+    fixed = job_fixed_parts(job.today, job.budget_tokens)
+    return job.counter.count_joined(parts, PART_SEPARATOR, fixed=fixed)
 
 
 def _trimmed(text: str, tokens: int, room: int, job: Job) -> tuple[list[str], int]:

@@ -87,10 +87,13 @@ class TokenCounter:
         cached = self._memo.get(text)
         if cached is None:
             cached = len(self.encoding.encode_ordinary(text))
-            if len(self._memo) >= _MEMO_MAX_ENTRIES:
-                self._memo.clear()
-            self._memo[text] = cached
+            self._remember(text, cached)
         return cached
+
+    def _remember(self, text: str, tokens: int) -> None:
+        if len(self._memo) >= _MEMO_MAX_ENTRIES:
+            self._memo.clear()
+        self._memo[text] = tokens
 
     def count_fixed(self, text: str) -> int:
         """Tokens of one of our own fixed texts: encoded once per process and encoding."""
@@ -112,17 +115,44 @@ class TokenCounter:
         """
         if not parts:
             return 0
-        pieces: list[tuple[str, bool]] = []  # (text, whether it is a fixed part and separator)
+        total = 0
         current, is_fixed = parts[0], parts[0] in fixed
         for part in parts[1:]:
             head = current + sep
             if self._splits(head, part):
-                pieces.append((head, is_fixed))
+                total += self.count_fixed(head) if is_fixed else self._count_ending(current, sep)
                 current, is_fixed = part, part in fixed
             else:
                 current, is_fixed = head + part, False
-        pieces.append((current, is_fixed))
-        return sum(self.count_fixed(t) if f else self.count_text(t) for t, f in pieces)
+        return total + (self.count_fixed(current) if is_fixed else self.count_text(current))
+
+    def _count_ending(self, text: str, end: str) -> int:
+        """Tokens of ``text + end``; ``text``'s own count is then known too.
+
+        Both are counted in two pieces, cut after ``text``'s last line break where the encoding
+        splits exactly: the long first piece is encoded once for both. (A summary body is
+        counted inside its message, followed by a separator, and then on its own.)
+        """
+        cut = self._last_split(text)
+        if cut is None:
+            return self.count_text(text + end)
+        first, last = text[:cut], text[cut:]
+        first_tokens = self.count_text(first)
+        if len(text) >= _MEMO_MIN_CHARS and text not in self._memo:
+            self._remember(text, first_tokens + self.count_text(last))
+        return first_tokens + self.count_text(last + end)
+
+    def _last_split(self, text: str) -> int | None:
+        """The last index where ``text[:i]`` and ``text[i:]`` can be counted apart exactly."""
+        if self.encoding.name not in _SPLITS_AFTER_LINE_BREAK:
+            return None
+        at = text.rfind("\n")
+        while at >= 0:  # the conditions of _splits, read in place
+            after = text[at + 1 : at + 2]
+            if after and not after.isspace() and after != "/":
+                return at + 1
+            at = text.rfind("\n", 0, at)
+        return None
 
     def _splits(self, head: str, tail: str) -> bool:
         return (
