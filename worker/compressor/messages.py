@@ -199,7 +199,7 @@ def _parse_common_calls(raw: object) -> tuple[ToolCall, ...] | None:
         if len(function) != 2 or type(name) is not str or not name or type(arguments) is not str:
             return None
         calls.append(ToolCall(call_id, name, arguments, {"type": item["type"]}))
-    if len({call.id for call in calls}) != len(calls):
+    if len(calls) > 1 and len({call.id for call in calls}) != len(calls):
         return None
     return tuple(calls)
 
