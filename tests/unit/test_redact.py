@@ -243,6 +243,11 @@ MUST_REDACT: list[tuple[str, str, str]] = [
     # "İ" lower-cases to two characters: positions found in lower-cased text would shift.
     ("İstanbul PASSWORD=hunter22 x", "hunter22", "İstanbul PASSWORD=[REDACTED] x"),
     ("DB_PASSWORD=pässwört2024 ok", "sswört", "DB_PASSWORD=[REDACTED] ok"),
+    # Dotted like an attribute path, but on an env line a value is a literal (found by
+    # hypothesis: "OPENAI_API_KEY=A.A00AAA").
+    ("OPENAI_API_KEY=A.A00AAA", "A00AAA", "OPENAI_API_KEY=[REDACTED]"),
+    # Starts like a %(name)s placeholder, but is none (found by hypothesis).
+    ("postgres://:%(0AAA@db.example.com/app", "%(0AAA", "postgres://:[REDACTED]@db"),
     (
         "Cookie: sessionid=8f2a9c1e7b; csrftoken=Zx9Cv8Bn7Mq; theme=dark",
         "8f2a9c1e7b",
@@ -287,6 +292,7 @@ MUST_KEEP: list[str] = [
     "token = next(stream)",
     "api_key = os.environ['OPENAI_API_KEY']",
     "SECRET_KEY = settings.SECRET_KEY",
+    "client = Client(API_KEY=config.api_key)",
     "SECRET_KEY = get_random_secret_key()",
     'OPENAI_API_KEY="$OPENAI_API_KEY"',
     "api_key: ${API_KEY}",

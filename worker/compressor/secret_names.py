@@ -183,9 +183,10 @@ _LITERALS = frozenset(
 _NUMBER_RE = re.compile(r"[+-]?\d+(?:[._]\d+)*(?:[eE][+-]?\d+)?[kKmMsS%]?")
 _ARITHMETIC_RE = re.compile(r"\(?\d[\d.]*\)?(?:[-+*/]\(?\d[\d.]*\)?)+")  # 60*60*24*3
 # References and placeholders stand for a value: $VAR, ${VAR}, $(cmd), {{ x }}, <your-key>, %s,
+# %(name)s (a password may start "%(" too),
 # your-api-key; masks hide one already: ****, xxxx, ..., •••.
 _PLACEHOLDER_RE = re.compile(
-    r"\$(?:[A-Z_][A-Z0-9_]*$|\{|\()|\{|<|%\(|%[-#0 +]*\d*(?:\.\d+)?[sdrifxXc]$"
+    r"\$(?:[A-Z_][A-Z0-9_]*$|\{|\()|\{|<|%\(\w+\)|%[-#0 +]*\d*(?:\.\d+)?[sdrifxXc]$"
     r"|(?i:your|my)[-_ ]|[*xX.•·…_-]+$|.*(?:\*\*\*|…|xxxx|XXXX)|.*\.\.\.$"
 )
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -374,7 +375,9 @@ def _is_code(inner: str, following: str, *, literal: bool = False) -> bool:
         return True  # a call or a subscript
     if following in ("'", '"') and inner.lower() in _STRING_PREFIXES:
         return True  # token = f"Bearer {value}"
-    if _CODE_PATH_RE.fullmatch(inner):
+    if _CODE_PATH_RE.fullmatch(inner) and not (literal and following not in (",", ")")):
+        # settings.SECRET_KEY is code; NAME=A.b1c2 on an env line is a literal, unless it is
+        # an upper-case keyword argument, f(API_KEY=config.key).
         segments = inner.split(".")
         digits = sum(c.isdigit() for c in inner)
         return digits <= 2 and all(_READABLE_SEGMENT_RE.fullmatch(s) for s in segments)
