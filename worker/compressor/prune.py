@@ -28,6 +28,8 @@ _QUERY_KEYS = ("query", "pattern", "regex", "q", "search", "search_term")
 _URL_KEYS = ("url", "uri", "href")
 _WRITE_WORDS = ("write", "create", "save", "edit", "patch", "replace", "apply", "insert")
 _SNIPPET_CHARS = 80
+# json.dumps(value, ensure_ascii=False) without building an encoder for every call.
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,21 +59,23 @@ def prune_window(
     pruned = deduped = shrunk = 0
     for i in range(start, end):
         msg = msgs[i]
-        if msg.role == "tool" and i in newer:
-            out.append(
-                msg.with_content(f"[duplicate output: same as the later result of call {newer[i]}]")
-            )
-            deduped += 1
-        elif msg.role == "tool" and len(content_text(msg.content)) >= min_chars:
-            call = calls.get(msg.tool_call_id or "")
-            out.append(msg.with_content(describe_tool_result(msg, call)))
-            pruned += 1
-        elif msg.tool_calls:
+        if msg.role == "tool":
+            if i in newer:
+                note = f"[duplicate output: same as the later result of call {newer[i]}]"
+                out.append(msg.with_content(note))
+                deduped += 1
+                continue
+            if len(content_text(msg.content)) >= min_chars:
+                call = calls.get(msg.tool_call_id or "")
+                out.append(msg.with_content(describe_tool_result(msg, call)))
+                pruned += 1
+                continue
+        if msg.tool_calls:
             slim = _shrink_calls(msg, arg_max_chars)
-            shrunk += slim is not msg
-            out.append(slim)
-        else:
-            out.append(msg)
+            if slim is not msg:
+                shrunk += 1
+                msg = slim
+        out.append(msg)
     return PruneResult(out, pruned, deduped, shrunk)
 
 
@@ -256,6 +260,8 @@ def _last_line(text: str) -> str:
 def _shrink_calls(msg: Message, max_chars: int) -> Message:
     calls: list[ToolCall] | None = None  # a copy, made at the first call that changes
     for i, call in enumerate(msg.tool_calls):
+        if len(call.arguments) <= max_chars:
+            continue  # no string leaf can be longer than the JSON that holds it
         slim = _shrink_call(call, max_chars)
         if slim is not call:
             calls = calls or list(msg.tool_calls)
@@ -284,7 +290,7 @@ def shrink_arguments(arguments: str, max_chars: int) -> str | None:
     except ValueError:
         return None
     shrunk = _shrink_value(parsed, max_chars)
-    return None if shrunk is parsed else json.dumps(shrunk, ensure_ascii=False)
+    return None if shrunk is parsed else _to_json(shrunk)
 
 
 def _shrink_value(value: Any, max_chars: int) -> Any:
