@@ -59,9 +59,10 @@ def compress(
     start = _Start(msgs, counts, config, tuple(recent_savings_pct))
     if len(msgs) < config.min_messages:
         return start.unchanged(noop_reason="too_few_messages")
-    first_pass = compaction_count == 0 and not previous_summary and not any(map(is_summary, msgs))
+    carrying = [i for i, msg in enumerate(msgs) if is_summary(msg)]  # earlier summaries
+    first_pass = compaction_count == 0 and not previous_summary and not carrying
     split, placement = _plan(msgs, counts, config, first_pass=first_pass)
-    window = _Window.of(msgs, split)
+    window = _Window.of(msgs, split, carrying)
     if not window.removed:
         return start.unchanged(noop_reason="nothing_to_summarize", split=split)
     facts = _summarize_window(
@@ -184,15 +185,18 @@ class _Window:
     rehydrated: str | None  # the newest earlier summary's body
 
     @classmethod
-    def of(cls, msgs: Sequence[Message], split: Split) -> _Window:
-        summaries = [i for i in split.window() if is_summary(msgs[i])]
+    def of(cls, msgs: Sequence[Message], split: Split, carrying: Sequence[int]) -> _Window:
+        """``carrying``: the indexes of every message in ``msgs`` that carries a summary."""
+        window = split.window()
+        summaries = [i for i in carrying if i in window]
+        found = frozenset(summaries)
         removed = tuple(
             i
-            for i in split.window()
-            if i != split.lifted and (i not in summaries or without_summary(msgs[i]) is not None)
+            for i in window
+            if i != split.lifted and (i not in found or without_summary(msgs[i]) is not None)
         )
         body = summary_body(msgs[summaries[-1]]) if summaries else None
-        return cls(removed, frozenset(summaries), body or None)
+        return cls(removed, found, body or None)
 
 
 @dataclass(frozen=True, slots=True)
