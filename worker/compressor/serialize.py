@@ -17,6 +17,8 @@ class Serialized(NamedTuple):  # one per window message: a tuple is cheaper to b
     label_chars: int  # characters that are labels and ids rather than the message's own text
 
 
+# Serialized(...) without the generated __new__'s Python frame: one per window message.
+_serialized = Serialized._make
 _ROLE_LABELS = {role: f"[{role.upper()}]: " for role in ("system", "user", "assistant")}
 
 
@@ -32,19 +34,23 @@ def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
         head = config.serialize_message_max_chars * 3 // 4
         tail = config.serialize_message_max_chars - head
         label = _ROLE_LABELS[msg.role]
-    body = cut_middle(text, head, tail)
+    # Most texts fit: the length is checked here, and only a cut pays for the call.
+    body = text if len(text) <= head + tail else cut_middle(text, head, tail)
     cut = body is not text
     if not msg.tool_calls:
-        return Serialized(label + body, cut, len(label))
+        return _serialized((label + body, cut, len(label)))
     lines = [label + body] if body else []
     label_chars = len(label)
+    args_head = config.serialize_tool_args_head_chars
     for call in msg.tool_calls:
-        args = cut_middle(call.arguments, config.serialize_tool_args_head_chars, 0)
-        cut = cut or args is not call.arguments
+        args = call.arguments
+        if len(args) > args_head:
+            args = cut_middle(args, args_head, 0)
+            cut = True
         call_label = f"[TOOL CALL {call.name} {call.id}]: "
         label_chars += len(call_label)
         lines.append(call_label + args)
-    return Serialized("\n".join(lines), cut, label_chars)
+    return _serialized(("\n".join(lines), cut, label_chars))
 
 
 def cut_middle(text: str, head: int, tail: int) -> str:

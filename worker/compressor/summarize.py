@@ -98,9 +98,10 @@ class _Serialized:
 
     @classmethod
     def of(cls, turns: Sequence[Turn], job: Job) -> _Serialized:
+        config = job.config
         texts, tokens = [], []
         for turn in turns:
-            done = serialize_turn(turn.message, config=job.config)
+            done = serialize_turn(turn.message, config=config)
             texts.append(done.text)
             tokens.append(_turn_tokens(turn, done) + _TURN_SEPARATOR_TOKENS)
         return cls(turns, texts, tokens)
@@ -135,9 +136,10 @@ class _Call:
 
 def _fold(src: _Serialized, previous: str | None, job: Job, folded: Folded) -> Folded:
     running, start, chunk, cap, resplits = previous, 0, 0, None, 0
+    after = _suffix_sums(src.tokens)  # after[i]: the tokens of turns i and later
     while start < len(src.turns):
         call = _plan_call(src, start, running, job, cap)
-        remaining = sum(src.tokens[start:])
+        remaining = after[start]
         count = chunk + max(1, math.ceil(remaining / call.room))
         window = [t.message for t in src.turns[start : call.end]]
         request = _request(job, call.prompt, window, call.running, index=chunk, count=count)
@@ -156,6 +158,13 @@ def _fold(src: _Serialized, previous: str | None, job: Job, folded: Folded) -> F
         running, start, chunk = text, call.end, chunk + 1
     folded.text = running
     return folded
+
+
+def _suffix_sums(values: Sequence[int]) -> list[int]:
+    sums = [0] * (len(values) + 1)
+    for i in range(len(values) - 1, -1, -1):
+        sums[i] = sums[i + 1] + values[i]
+    return sums
 
 
 def _plan_call(
