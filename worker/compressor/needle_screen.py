@@ -44,7 +44,7 @@ class NeedleScreen:
                 if not needle:
                     raise ValueError(f"group {i} has an empty needle")
                 owners.setdefault(needle, []).append(i)
-        self._groups = {needle: tuple(ids) for needle, ids in owners.items()}
+        self._groups = {needle: tuple(sorted(set(ids))) for needle, ids in owners.items()}
         anchors = {n: _anchor(n) for n in self._groups if len(n) > 1}
         direct = {n for n, j in anchors.items() if _rank(n[j]) < _ASK_DIRECTLY_BELOW_RANK}
         # Asked with ``in``: single characters (a memchr) and needles with only common letters.
@@ -67,22 +67,21 @@ class NeedleScreen:
             )
 
     def present(self, lowered: str) -> list[int]:
-        hits: set[int] = set()
-        for needle, ids in self._direct:
-            if needle in lowered:
-                hits.update(ids)
-        if self._regex is None:
-            return sorted(hits)
-        asked: set[str] = set()
-        for suffix in set(self._regex.findall(lowered)):
-            proven = self._proves[suffix]
-            if proven is not None:
-                hits.update(self._groups[proven])
-            asked.update(self._ask[suffix])
-        for needle in asked:
-            if needle in lowered:
-                hits.update(self._groups[needle])
-        return sorted(hits)
+        # Called for every distinct text: the groups found are gathered as their id tuples
+        # (each sorted, without repeats) and merged only when there are several.
+        hits = [ids for needle, ids in self._direct if needle in lowered]
+        suffixes = self._regex.findall(lowered) if self._regex is not None else None
+        if suffixes:
+            asked: set[str] = set()
+            for suffix in set(suffixes):
+                proven = self._proves[suffix]
+                if proven is not None:
+                    hits.append(self._groups[proven])
+                asked.update(self._ask[suffix])
+            hits.extend(self._groups[needle] for needle in asked if needle in lowered)
+        if len(hits) > 1:
+            return sorted({i for ids in hits for i in ids})
+        return list(hits[0]) if hits else []
 
 
 def _may_cover(a: str, ja: int, b: str, jb: int) -> bool:
