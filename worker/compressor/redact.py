@@ -38,10 +38,20 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Redacted:
     text: str
     count: int  # secrets replaced
+
+    # One per distinct text redacted: set the slots directly, as Message does (the frozen
+    # dataclass's generated __init__ goes through object.__setattr__ for each field).
+    def __init__(self, text: str, count: int) -> None:
+        _set_text(self, text)
+        _set_count(self, count)
+
+
+_set_text = Redacted.__dict__["text"].__set__
+_set_count = Redacted.__dict__["count"].__set__
 
 
 _SCREEN = NeedleScreen([p.needles for p in PASSES])
