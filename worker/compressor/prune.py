@@ -184,8 +184,15 @@ def safe_prefix(text: str, limit: int) -> str:
 
 def exit_code(output: str) -> int | None:
     head, tail = output[:_ENDS_CHARS], output[-_ENDS_CHARS:]
-    match = _RETURNCODE.search(head) or _EXIT_LINE.search(tail) or _EXIT_LINE.search(head)
+    match = _RETURNCODE.search(head) or _exit_line(tail) or _exit_line(head)
     return int(match.group(1)) if match else None
+
+
+def _exit_line(text: str) -> re.Match[str] | None:
+    # Every match holds "exit", and case-insensitively only "x" and "X" match its "x": a text
+    # with neither (most outputs) is answered by two memchr scans instead of a regex that
+    # tries a match at every position (it starts with a multi-line ``^``).
+    return _EXIT_LINE.search(text) if "x" in text or "X" in text else None
 
 
 def command_body(output: str) -> str:
