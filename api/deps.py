@@ -12,7 +12,7 @@ from fastapi import Depends, Header, Path, Request
 
 from api.errors import ApiProblem
 from api.metrics import ApiMetrics
-from api.schemas import MAX_SESSION_ID_CHARS
+from api.schemas import MAX_SESSION_ID_CHARS, Name
 from worker.settings import Settings
 from worker.store.db import Database
 
@@ -79,4 +79,4 @@ def parse_if_match(
 
 
 IfMatch = Annotated[int | None, Depends(parse_if_match)]
-SessionId = Annotated[str, Path(min_length=1, max_length=MAX_SESSION_ID_CHARS)]
+SessionId = Annotated[Name, Path(min_length=1, max_length=MAX_SESSION_ID_CHARS)]

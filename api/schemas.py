@@ -7,10 +7,10 @@ list is stored verbatim once it passed.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from worker.hygiene import DecisionName
 
@@ -18,6 +18,29 @@ MAX_SESSION_ID_CHARS = 255
 MAX_MODEL_CHARS = 200
 MAX_URL_CHARS = 2_000
 MAX_FOCUS_CHARS = 2_000
+MAX_CONTEXT_LENGTH = 100_000_000
+MAX_PROMPT_TOKENS = 10 * MAX_CONTEXT_LENGTH  # a count past the window is allowed, not an overflow
+
+_LINE_BREAKS_AND_TABS = frozenset("\t\n\r")
+
+
+def _no_controls(value: str, allowed: frozenset[str] = frozenset()) -> str:
+    """Refuse C0 control characters and DEL (U+0000 cannot even be stored by PostgreSQL)."""
+    if value.isprintable():  # the common case, in C
+        return value
+    for i, ch in enumerate(value):
+        if (ch < " " or ch == "\x7f") and ch not in allowed:
+            raise ValueError(f"must not contain control characters (U+{ord(ch):04X} at index {i})")
+    return value
+
+
+def _plain_text(value: str) -> str:
+    return _no_controls(value, _LINE_BREAKS_AND_TABS)
+
+
+# Identifiers and URLs: printable text only. Free text: line breaks and tabs are fine.
+Name = Annotated[str, AfterValidator(_no_controls)]
+FreeText = Annotated[str, AfterValidator(_plain_text)]
 
 
 class _Body(BaseModel):
@@ -28,11 +51,11 @@ class _Body(BaseModel):
 class SnapshotIn(_Body):
     """``PUT /v1/sessions/{id}``: the full transcript."""
 
-    model: str = Field(min_length=1, max_length=MAX_MODEL_CHARS)
-    context_length: int = Field(gt=0, le=100_000_000)
+    model: Name = Field(min_length=1, max_length=MAX_MODEL_CHARS)
+    context_length: int = Field(gt=0, le=MAX_CONTEXT_LENGTH)
     messages: list[Any]
-    prompt_tokens: int | None = Field(default=None, ge=0)
-    callback_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+    prompt_tokens: int | None = Field(default=None, ge=0, le=MAX_PROMPT_TOKENS)
+    callback_url: Name | None = Field(default=None, max_length=MAX_URL_CHARS)
 
     @field_validator("callback_url")
     @classmethod
@@ -49,13 +72,13 @@ class AppendIn(_Body):
     """``POST /v1/sessions/{id}/messages``: new turns."""
 
     messages: list[Any] = Field(min_length=1)
-    prompt_tokens: int | None = Field(default=None, ge=0)
+    prompt_tokens: int | None = Field(default=None, ge=0, le=MAX_PROMPT_TOKENS)
 
 
 class CompactIn(_Body):
     """``POST /v1/sessions/{id}/compact``: a manual compaction."""
 
-    focus_topic: str | None = Field(default=None, max_length=MAX_FOCUS_CHARS)
+    focus_topic: FreeText | None = Field(default=None, max_length=MAX_FOCUS_CHARS)
     force: bool = False
 
 

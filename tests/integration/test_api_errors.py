@@ -67,6 +67,12 @@ PUT_CASES: list[tuple[str, Any, int, str]] = [
     ("negative prompt tokens", {"prompt_tokens": -1}, 422, "prompt_tokens: Input should be greater than or equal to 0"),
     ("misspelt field", {"prompt_token": 5}, 422, "prompt_token: Extra inputs are not permitted"),
     ("callback not http", {"callback_url": "ftp://x/y"}, 422, "callback_url: Value error, must be an absolute http"),
+    ("NUL in the model", {"model": "gpt\x00-4"}, 422,
+     "model: Value error, must not contain control characters (U+0000 at index 3)"),
+    ("control character in the callback", {"callback_url": "http://x/\x01"}, 422,
+     "callback_url: Value error, must not contain control characters (U+0001 at index 9)"),
+    ("prompt tokens past any window", {"prompt_tokens": 10**19}, 422,
+     "prompt_tokens: Input should be less than or equal to 1000000000"),
     ("too many messages", {"messages": make_transcript(20)}, 413,
      "41 messages in one request; the limit is 30 (COMPACTION_MAX_MESSAGES_PER_REQUEST)"),
     ("one message too long", {"messages": [GOOD[0], {"role": "user", "content": "x" * 5_001}]}, 413,
@@ -129,6 +135,20 @@ def test_malformed_requests(limited_api: Api) -> None:
         "/v1/sessions/" + "x" * 256, json={"model": "m", "context_length": 9, "messages": GOOD}
     )
     assert r.status_code == 422 and "session_id" in r.json()["detail"]
+    r = client.put("/v1/sessions/s%00x", json={"model": "m", "context_length": 9, "messages": GOOD})
+    assert (
+        r.status_code == 422
+        and "session_id: Value error, must not contain control" in r.json()["detail"]
+    )
+    r = client.post("/v1/sessions/s1/compact", json={"focus_topic": "auth\x00"})
+    assert (
+        r.status_code == 422
+        and "focus_topic: Value error, must not contain control" in r.json()["detail"]
+    )
+    r = client.post(
+        "/v1/sessions/s1/messages", json={"messages": GOOD[-1:], "prompt_tokens": 2**63}
+    )
+    assert r.status_code == 422 and "prompt_tokens" in r.json()["detail"]
     r = client.get("/v1/jobs", params={"status": "sleeping"})
     assert r.status_code == 422 and r.json()["detail"].startswith("query.status: Input should be")
     r = client.get("/v1/jobs", params={"limit": 0})
@@ -211,6 +231,33 @@ def test_no_input_makes_a_500(limited_api: Api, body: Any) -> None:
         assert r.headers["content-type"] == "application/problem+json" and r.json()["detail"]
     r = limited_api.client.post("/v1/sessions/s1/messages", json=body)
     assert r.status_code in (200, 202, 413, 422), r.text
+
+
+# Values that pass a loose type check but not every database: integers past BIGINT, U+0000
+# (PostgreSQL's text refuses it), overlong or odd text.
+ODD_VALUES = (
+    st.sampled_from([2**63, -(2**63) - 1, 10**30, 0, -1, 1.5, "", " ", "\u202e", "x" * 300])
+    | st.sampled_from(["\x00", "gpt\x00", "http://x/\x00", "https://h/\n"])
+    | JSON_VALUES
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    field=st.sampled_from(["model", "context_length", "prompt_tokens", "callback_url"]),
+    value=ODD_VALUES,
+    session_id=st.sampled_from(["odd", "odd%00", "odd%0A", "%E2%80%AE"]),
+)
+def test_one_odd_value_in_a_valid_snapshot_never_makes_a_500(
+    limited_api: Api, field: str, value: Any, session_id: str
+) -> None:
+    body = {"model": "gpt-4", "context_length": 8000, "messages": GOOD, field: value}
+    r = limited_api.client.put(f"/v1/sessions/{session_id}", json=body)
+    assert r.status_code in (200, 202, 422), r.text
+    if r.status_code == 422:
+        assert r.json()["detail"]
 
 
 # --- auth ------------------------------------------------------------------------------------------

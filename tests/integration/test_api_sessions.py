@@ -161,6 +161,15 @@ def test_messages_and_session_views(api: Api) -> None:
         db.dispose()
 
 
+def test_control_characters_inside_messages_are_kept_verbatim(api: Api) -> None:
+    # Tool output can hold anything; PostgreSQL's text cannot hold U+0000, its JSON escape can.
+    turns = [*make_transcript(2), {"role": "user", "content": "a\x00b\x1b[31mred\x7f"}]
+    assert put(api, "s1", snapshot(2) | {"messages": turns}).status_code == 200
+    assert append(api, "s1", [{"role": "assistant", "content": "\x00"}]).status_code == 200
+    r = api.client.get("/v1/sessions/s1/messages")
+    assert r.json()["messages"] == [*turns, {"role": "assistant", "content": "\x00"}]
+
+
 def test_after_a_compaction_the_gateway_reads_the_new_version(api: Api) -> None:
     job_id = put(api, "s1", snapshot(40)).json()["hygiene"]["job_id"]
     db = db_of(api)

@@ -17,6 +17,7 @@ import redis
 import sqlalchemy.exc
 
 from bench.invariants import check_transcript
+from tests.support.summarizers import ScriptedSummarizer
 from tests.support.worker_fixtures import (
     BlockingSummarizer,
     RaisingSummarizer,
@@ -328,3 +329,33 @@ def test_the_guard_stops_llm_calls_after_the_lock_is_lost_or_time_is_up(rt: Runt
     lost = GuardedSummarizer(inner, JobGuard(lease=lease, deadline=float("inf")))
     with pytest.raises(LockLostError):
         lost.summarize(request)
+
+
+def test_nul_characters_in_turns_summaries_and_errors_are_stored_on_every_database(
+    settings: Settings,
+) -> None:
+    # PostgreSQL cannot store U+0000 in text; messages keep theirs (JSON escapes it), text the
+    # service derives (the summary it keeps, error messages) is stored with U+FFFD instead.
+    before = sample_messages()
+    before[5] = dict(before[5], content=f"{before[5]['content']}\x00 (a NUL from a tool)")
+    scripted = runtime_for(settings, ScriptedSummarizer(default="## Active Task\nfix it\x00 now"))
+    failing = runtime_for(
+        settings, RaisingSummarizer(SummarizerServerError("bad\x00gw", status=502))
+    )
+    try:
+        session_id = seed_session(scripted.db, messages=before)
+        telemetry = run_job(scripted, seed_job(scripted.db, session_id), worker=WORKER)
+        assert telemetry["status"] == "succeeded", telemetry
+        kept = sessions.get_session(scripted.db, session_id=session_id).previous_summary
+        assert kept is not None and "fix it\ufffd now" in kept and "\x00" not in kept
+        archived = sessions.archived_messages(scripted.db, session_id=session_id)
+        assert [m.message for m in archived] == before[: len(archived)]  # the NUL is kept there
+
+        other = seed_session(failing.db, messages=before)
+        telemetry = run_job(failing, seed_job(failing.db, other), worker=WORKER)
+        assert telemetry["fallback_used"] is True, telemetry
+        row = jobs.get_job(failing.db, job_id=telemetry["id"])
+        assert row.error is not None and "bad\ufffdgw" in row.error
+    finally:
+        close_runtime(scripted)
+        close_runtime(failing)

@@ -67,6 +67,20 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value
 
 
+class DerivedText(TypeDecorator[str]):
+    """Text the service derives (summaries, error messages) rather than takes verbatim:
+    U+0000, which PostgreSQL cannot store, is written as U+FFFD, on every database alike.
+    What the gateway sends is validated instead; its messages live in JSON, which escapes it."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        if value is None or "\x00" not in value:
+            return value
+        return value.replace("\x00", "\ufffd")
+
+
 class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {
         datetime: UTCDateTime(),
@@ -91,7 +105,7 @@ class SessionRow(Base):
     reported_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     reported_version: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     compaction_count: Mapped[int] = mapped_column(Integer, default=0)
-    previous_summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    previous_summary: Mapped[str | None] = mapped_column(DerivedText, nullable=True)
     # Anti-thrash: consecutive low-savings passes, and the token total the session must grow
     # past before automatic compaction is allowed again once the guard tripped.
     ineffective_count: Mapped[int] = mapped_column(Integer, default=0)
@@ -164,9 +178,9 @@ class JobRow(Base):
     summarizer_input_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     summarizer_calls: Mapped[int | None] = mapped_column(Integer, nullable=True)
     redactions: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    aux_model_failed: Mapped[str | None] = mapped_column(Text, nullable=True)
+    aux_model_failed: Mapped[str | None] = mapped_column(DerivedText, nullable=True)
     error_class: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error: Mapped[str | None] = mapped_column(DerivedText, nullable=True)
     enqueued_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
