@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Path, Query
 
 from api.deps import Context, require_token
-from api.schemas import JobOut, JobPage
+from api.schemas import MAX_SESSION_ID_CHARS, JobOut, JobPage, Name
 from worker.store import jobs
 from worker.store.models import JobRow
 
@@ -30,7 +30,7 @@ def job_out(row: JobRow) -> JobOut:
 
 
 @router.get("/{job_id}", response_model=JobOut)
-def get_job(job_id: Annotated[str, Path(max_length=36)], context: Context) -> JobOut:
+def get_job(job_id: Annotated[Name, Path(max_length=36)], context: Context) -> JobOut:
     """The job and its telemetry."""
     return job_out(jobs.get_job(context.db, job_id=job_id))
 
@@ -38,10 +38,10 @@ def get_job(job_id: Annotated[str, Path(max_length=36)], context: Context) -> Jo
 @router.get("", response_model=JobPage)
 def list_jobs(
     context: Context,
-    session_id: Annotated[str | None, Query(max_length=255)] = None,
+    session_id: Annotated[Name | None, Query(max_length=MAX_SESSION_ID_CHARS)] = None,
     status: JobStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    before: Annotated[str | None, Query(max_length=36, description="a job id")] = None,
+    before: Annotated[Name | None, Query(max_length=36, description="a job id")] = None,
 ) -> JobPage:
     """Newest first; pass ``next_before`` as ``before`` for the next page."""
     rows = jobs.list_jobs(

@@ -233,6 +233,31 @@ def test_no_input_makes_a_500(limited_api: Api, body: Any) -> None:
     assert r.status_code in (200, 202, 413, 422), r.text
 
 
+NUL_REQUESTS = [
+    ("PUT", "/v1/sessions/a%00", {"model": "m", "context_length": 9, "messages": GOOD}),
+    ("POST", "/v1/sessions/a%00/messages", {"messages": GOOD[-1:]}),
+    ("POST", "/v1/sessions/a%00/compact", {}),
+    ("GET", "/v1/sessions/a%00", None),
+    ("GET", "/v1/sessions/a%00/messages", None),
+    ("GET", "/v1/sessions/a%00/archive", None),
+    ("GET", "/v1/jobs/a%00", None),
+    ("GET", "/v1/jobs?session_id=a%00", None),
+    ("GET", "/v1/jobs?before=a%00", None),
+]
+
+
+@pytest.mark.parametrize(("method", "url", "body"), NUL_REQUESTS, ids=[r[1] for r in NUL_REQUESTS])
+def test_a_nul_in_an_id_is_a_422_on_every_route(
+    limited_api: Api, method: str, url: str, body: Any
+) -> None:
+    # PostgreSQL refuses U+0000 in text even in a WHERE clause: this was a 500 there.
+    before = dump(limited_api.settings.database_url)
+    r = limited_api.client.request(method, url, json=body)
+    assert r.status_code == 422, r.text
+    assert "must not contain control characters (U+0000 at index 1)" in r.json()["detail"]
+    assert dump(limited_api.settings.database_url) == before
+
+
 # Values that pass a loose type check but not every database: integers past BIGINT, U+0000
 # (PostgreSQL's text refuses it), overlong or odd text.
 ODD_VALUES = (
