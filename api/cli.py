@@ -10,6 +10,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 COMMANDS: dict[str, str] = {
     "up": "the whole embedded stack in the foreground (Redis, API, worker, beat, Flower)",
@@ -43,7 +47,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"compaction {chosen}", description=COMMANDS[chosen])
     module.add_arguments(parser)
     args = parser.parse_args(argv[argv.index(chosen) + 1 :])
-    return int(module.run(args))
+    from pydantic import ValidationError  # light; pydantic is loaded by every command anyway
+
+    try:
+        return int(module.run(args))
+    except ValidationError as exc:
+        if exc.title != "Settings":
+            raise
+        print(f"compaction {chosen}: bad configuration: {settings_problems(exc)}", file=sys.stderr)
+        return 2
+
+
+def settings_problems(exc: ValidationError) -> str:
+    """``COMPACTION_SUMMARY_MODEL: String should have at most 200 characters; ...``"""
+    return "; ".join(
+        f"COMPACTION_{str(e['loc'][0]).upper()}: {e['msg']}" if e["loc"] else e["msg"]
+        for e in exc.errors()
+    )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,9 @@ class Settings(BaseSettings):
     # Summarizer LLM (OpenAI-compatible). Unset base URL: the extractive summarizer.
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
-    summary_model: str | None = None
-    main_model: str | None = None
+    # A job's telemetry names the model that summarized (jobs.summarizer holds 200 characters).
+    summary_model: str | None = Field(default=None, max_length=200)
+    main_model: str | None = Field(default=None, max_length=200)
     summary_context_length: int = 32_000
     llm_connect_timeout_s: float = 10.0
     llm_read_timeout_s: float = 120.0

@@ -133,3 +133,15 @@ def test_a_missing_file_or_a_folder_is_exit_code_2(
     assert code == 2 and "is a directory" in err
     code, _, err = run_cli([str(write(tmp_path, [])), "--context-length", "0"], capsys)
     assert code == 2 and "--context-length must be a positive number" in err
+
+
+def test_a_bad_setting_is_named_in_one_line_with_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMPACTION_SUMMARY_MODEL", "m" * 201)
+    monkeypatch.setenv("COMPACTION_MIN_MESSAGES", "a few")
+    code, out, err = run_cli([str(write(tmp_path, make_transcript(3)))], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("compaction compress: bad configuration: ")
+    assert "COMPACTION_MIN_MESSAGES: Input should be a valid integer" in err
+    assert "COMPACTION_SUMMARY_MODEL: String should have at most 200 characters" in err
