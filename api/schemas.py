@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from worker.callback_targets import literal_refusal
 from worker.hygiene import DecisionName
 
 MAX_SESSION_ID_CHARS = 255
@@ -65,6 +66,13 @@ class SnapshotIn(_Body):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("must be an absolute http:// or https:// URL")
+        try:
+            parts.port  # noqa: B018 - parsing it is the check
+        except ValueError as exc:
+            raise ValueError(f"has an invalid port: {exc}") from None
+        refusal = literal_refusal(value)
+        if refusal is not None:
+            raise ValueError(refusal)
         return value
 
 

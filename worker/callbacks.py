@@ -4,7 +4,8 @@ The body is canonical JSON; ``X-Compaction-Signature: sha256=<hex>`` is HMAC-SHA
 those bytes with ``COMPACTION_CALLBACK_SECRET``. The body carries ``sent_at`` (also sent as
 ``X-Compaction-Timestamp``, epoch seconds) so a receiver can refuse replays: the timestamp it
 checks is covered by the signature. Delivery is a Celery task of its own with retries; a failing
-callback never changes the job's outcome, only its ``callback_status``.
+callback never changes the job's outcome, only its ``callback_status``. A URL whose host resolves
+to an address no gateway lives at (``worker.callback_targets``) fails at once, without a retry.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from worker.callback_targets import resolved_refusal
 from worker.errors import CallbackDeliveryError
 from worker.runtime import Runtime
 from worker.store import jobs
@@ -108,6 +110,9 @@ def deliver(rt: Runtime, job_id: str) -> dict[str, Any]:
     body = callback_body(
         jobs.job_telemetry(job), session_id=session.id, version=version, sent_at=sent_at
     )
+    refusal = resolved_refusal(session.callback_url)
+    if refusal is not None:
+        raise CallbackDeliveryError(refusal, final=True)
     secret = rt.settings.callback_secret
     # No redirects: the signed body goes to the URL the gateway registered, nowhere else.
     with httpx.Client(timeout=rt.settings.callback_timeout_s, follow_redirects=False) as client:

@@ -47,10 +47,10 @@ class JobDeadlineError(WorkerError):
 
 
 class CallbackDeliveryError(WorkerError):
-    """The callback endpoint did not accept the notification."""
+    """The callback endpoint did not accept the notification; ``final``: retrying cannot help."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        self.status = status
+    def __init__(self, message: str, *, status: int | None = None, final: bool = False) -> None:
+        self.status, self.final = status, final
         super().__init__(message)
 
 

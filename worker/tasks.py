@@ -98,10 +98,10 @@ def deliver_callback(self: Task, job_id: str) -> dict[str, Any]:
     """POST the finished job to its session's callback URL; retried with backoff."""
     rt = runtime.current()
     attempt = self.request.retries + 1
-    last = attempt >= rt.settings.callback_max_attempts
     try:
         return callbacks.deliver(rt, job_id)
     except CallbackDeliveryError as exc:
+        last = exc.final or attempt >= rt.settings.callback_max_attempts
         callbacks.record_failed_attempt(rt, job_id, final=last)
         if last:
             log.warning("callback of job %s failed %d times; giving up: %s", job_id, attempt, exc)

@@ -118,3 +118,25 @@ def test_a_callback_that_keeps_failing_gives_up_and_the_job_stays_succeeded(
     assert len(receiver.received) == 3
     job = jobs.get_job(db, job_id=job_id)
     assert (job.status, job.callback_attempts) == ("succeeded", 3)
+
+
+@pytest.mark.integration
+def test_a_callback_to_a_metadata_address_fails_at_once_without_a_request(
+    db: Database, private_redis: RedisServer, tmp_path: Path
+) -> None:
+    # Stored before the API refused such URLs, or spelt so that only a resolver sees it:
+    # 2852039166 is 169.254.169.254. Nothing listens there; the worker must not even try.
+    session_id = seed_session(db, callback_url="http://2852039166/latest/meta-data")
+    job_id = seed_job(db, session_id)
+    worker = start_worker(env_for(db, private_redis, tmp_path, callback_max_attempts=5), tmp_path)
+    try:
+        with broker(private_redis.url) as app:
+            enqueue_job(job_id, app=app)
+        wait_until(lambda: jobs.get_job(db, job_id=job_id).callback_status == "failed",
+                   timeout_s=60, what="the refused callback", logs=[worker])  # fmt: skip
+    finally:
+        worker.stop()
+
+    job = jobs.get_job(db, job_id=job_id)
+    assert (job.status, job.callback_attempts) == ("succeeded", 1)
+    assert "(169.254.169.254) is link-local" in worker.log()

@@ -9,6 +9,7 @@ cluster), and the manifests are cross-checked against our CLI, settings and Dock
 from __future__ import annotations
 
 import copy
+import ipaddress
 import shutil
 import subprocess
 from typing import Any
@@ -32,6 +33,7 @@ from tests.deploy.files import (
     project_version,
     workloads,
 )
+from worker.callback_targets import refused_kind
 from worker.settings import Settings
 
 # The oldest Kubernetes we support (policy/v1, autoscaling/v2, batch/v1 ttl all GA) and the
@@ -319,12 +321,34 @@ def test_network_policies_select_our_pods_and_open_only_api_and_flower() -> None
     policies = [m.doc for m in manifests() if m.kind == "NetworkPolicy"]
     open_to = set()
     for policy in policies:
+        if policy["spec"]["policyTypes"] == ["Egress"]:
+            continue  # the worker's, below
         assert policy["spec"]["policyTypes"] == ["Ingress"]
         labels = policy["spec"]["podSelector"]["matchLabels"]
         assert labels["app.kubernetes.io/name"] == "compaction-queue"
         if policy["spec"].get("ingress"):
             open_to.add(labels["app.kubernetes.io/component"])
     assert open_to == {"api", "flower"}
+
+
+def test_workers_reach_everything_but_the_cloud_metadata_addresses() -> None:
+    (policy,) = [
+        m.doc for m in manifests()
+        if m.kind == "NetworkPolicy" and "Egress" in m.doc["spec"]["policyTypes"]
+    ]  # fmt: skip
+    labels = policy["spec"]["podSelector"]["matchLabels"]
+    assert labels["app.kubernetes.io/component"] == "worker"
+    (rule,) = policy["spec"]["egress"]
+    assert "ports" not in rule  # every port: PostgreSQL, Redis, the LLM, callbacks, DNS
+    blocks = {b["ipBlock"]["cidr"]: set(b["ipBlock"]["except"]) for b in rule["to"]}
+    assert set(blocks) == {"0.0.0.0/0", "::/0"}
+    excluded = [ipaddress.ip_network(n) for cut in blocks.values() for n in cut]
+    for address in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200"):
+        ip = ipaddress.ip_address(address)
+        assert any(ip in net for net in excluded), address
+        assert refused_kind(ip) is not None  # the worker refuses the same addresses itself
+    for net in excluded:  # single hosts: node-local DNS caches also live in 169.254.0.0/16
+        assert net.num_addresses == 1, net
 
 
 def test_optional_hpa_scales_the_worker_deployment_only() -> None:
