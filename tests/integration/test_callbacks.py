@@ -68,21 +68,38 @@ def env_for(
     )  # fmt: skip
 
 
+def compact_and_wait(
+    db: Database,
+    redis_server: RedisServer,
+    tmp_path: Path,
+    callback_url: str,
+    *,
+    until: str,
+    **settings: object,
+) -> tuple[str, str, str]:
+    """Seed a session with ``callback_url``, run its job on a real worker until the job's
+    ``callback_status`` is ``until``; the session id, job id and the worker's log."""
+    session_id = seed_session(db, callback_url=callback_url)
+    job_id = seed_job(db, session_id)
+    worker = start_worker(env_for(db, redis_server, tmp_path, **settings), tmp_path)
+    try:
+        with broker(redis_server.url) as app:
+            enqueue_job(job_id, app=app)
+        wait_until(lambda: jobs.get_job(db, job_id=job_id).callback_status == until,
+                   timeout_s=60, what=f"callback_status={until}", logs=[worker])  # fmt: skip
+    finally:
+        worker.stop()
+    return session_id, job_id, worker.log()
+
+
 @pytest.mark.integration
 def test_a_finished_job_is_posted_signed_after_retries(
     db: Database, private_redis: RedisServer, tmp_path: Path
 ) -> None:
     with CallbackReceiver(secret=SECRET, fail_first=2) as receiver:
-        session_id = seed_session(db, callback_url=receiver.url)
-        job_id = seed_job(db, session_id)
-        worker = start_worker(env_for(db, private_redis, tmp_path), tmp_path)
-        try:
-            with broker(private_redis.url) as app:
-                enqueue_job(job_id, app=app)
-            wait_until(lambda: jobs.get_job(db, job_id=job_id).callback_status == "delivered",
-                       timeout_s=60, what="a delivered callback", logs=[worker])  # fmt: skip
-        finally:
-            worker.stop()
+        session_id, job_id, _ = compact_and_wait(
+            db, private_redis, tmp_path, receiver.url, until="delivered"
+        )
 
     assert [r.answered for r in receiver.received] == [503, 503, 200]
     delivered = receiver.received[-1]
@@ -103,17 +120,9 @@ def test_a_callback_that_keeps_failing_gives_up_and_the_job_stays_succeeded(
     db: Database, private_redis: RedisServer, tmp_path: Path
 ) -> None:
     with CallbackReceiver(secret=SECRET, fail_first=100) as receiver:
-        session_id = seed_session(db, callback_url=receiver.url)
-        job_id = seed_job(db, session_id)
-        env = env_for(db, private_redis, tmp_path, callback_max_attempts=3)
-        worker = start_worker(env, tmp_path)
-        try:
-            with broker(private_redis.url) as app:
-                enqueue_job(job_id, app=app)
-            wait_until(lambda: jobs.get_job(db, job_id=job_id).callback_status == "failed",
-                       timeout_s=60, what="the callback giving up", logs=[worker])  # fmt: skip
-        finally:
-            worker.stop()
+        _, job_id, _ = compact_and_wait(
+            db, private_redis, tmp_path, receiver.url, until="failed", callback_max_attempts=3
+        )
 
     assert len(receiver.received) == 3
     job = jobs.get_job(db, job_id=job_id)
@@ -126,17 +135,11 @@ def test_a_callback_to_a_metadata_address_fails_at_once_without_a_request(
 ) -> None:
     # Stored before the API refused such URLs, or spelt so that only a resolver sees it:
     # 2852039166 is 169.254.169.254. Nothing listens there; the worker must not even try.
-    session_id = seed_session(db, callback_url="http://2852039166/latest/meta-data")
-    job_id = seed_job(db, session_id)
-    worker = start_worker(env_for(db, private_redis, tmp_path, callback_max_attempts=5), tmp_path)
-    try:
-        with broker(private_redis.url) as app:
-            enqueue_job(job_id, app=app)
-        wait_until(lambda: jobs.get_job(db, job_id=job_id).callback_status == "failed",
-                   timeout_s=60, what="the refused callback", logs=[worker])  # fmt: skip
-    finally:
-        worker.stop()
+    _, job_id, log = compact_and_wait(
+        db, private_redis, tmp_path, "http://2852039166/latest/meta-data",
+        until="failed", callback_max_attempts=5,
+    )  # fmt: skip
 
     job = jobs.get_job(db, job_id=job_id)
     assert (job.status, job.callback_attempts) == ("succeeded", 1)
-    assert "(169.254.169.254) is link-local" in worker.log()
+    assert "(169.254.169.254) is link-local" in log
