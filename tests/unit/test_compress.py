@@ -398,6 +398,36 @@ def test_pre_pass_counts_are_reported(counter: TokenCounter) -> None:
     assert report.deduplicated_tool_outputs >= 0
 
 
+def test_the_head_keeps_its_turns_but_not_their_bulk(counter: TokenCounter) -> None:
+    # The first turn writes a whole file and reads a large one: outside the tail, so its tool
+    # output becomes a one-line description and its arguments shrink, as in the window; the
+    # first ask stays verbatim.
+    big_file = "\n".join(f"line {i}: " + "x" * 60 for i in range(3_000))
+    write = ToolCall("w1", "write_file", json.dumps({"path": "big.py", "content": big_file}))
+    head = [
+        system("You are a coding agent."),
+        user("Build the parser. " + "Details. " * 20),
+        assistant(None, [write]),
+        tool_result("w1", "wrote big.py\n" + big_file),
+    ]
+    middle = [
+        m for i in range(20) for m in (user(f"step {i} " * 200), assistant(f"did {i} " * 200))
+    ]
+    msgs = [*head, *middle, user("and now?")]
+    result = run(msgs, counter, context_length=60_000)
+    out, report = result.messages, result.report
+
+    assert report.head_end == 4 and out[1] == head[1]
+    call = out[2].tool_calls[0]
+    args = json.loads(call.arguments)  # still valid JSON, same keys
+    assert (call.id, set(args), args["path"]) == ("w1", {"path", "content"}, "big.py")
+    assert len(call.arguments) < 2_000 < len(write.arguments)
+    assert out[3].tool_call_id == "w1" and content_text(out[3].content).startswith("[write_file]")
+    assert report.shrunk_tool_args >= 1 and report.pruned_tool_outputs >= 1
+    assert report.tokens_after < 0.2 * report.tokens_before
+    assert report.tokens_after == sum(counter.count_messages(out))
+
+
 def test_tool_calls_and_results_stay_paired(counter: TokenCounter) -> None:
     for seed in range(5):
         msgs = make_messages(turns=15, seed=seed)

@@ -49,7 +49,8 @@ def compress(
     compaction_count: int = 0,
     recent_savings_pct: Sequence[float] = (),
 ) -> CompactionResult:
-    """Compact a transcript: keep head and tail verbatim, summarize the middle.
+    """Compact a transcript: keep the head (its tool output pruned) and the tail (verbatim),
+    summarize the middle.
 
     Summarizer errors never escape: an auth-class error aborts (messages unchanged), any other
     falls back to an extractive summary with an explicit marker.
@@ -90,13 +91,7 @@ def _summarize_window(
 ) -> _Facts:
     """Prune, redact and summarize the window; complete the summary with the ledger."""
     msgs, counts, config = start.msgs, start.counts, start.config
-    pruned = prune_window(
-        msgs,
-        split.head_end,
-        split.tail_start,
-        min_chars=config.prune_min_chars,
-        arg_max_chars=config.tool_arg_max_chars,
-    )
+    pruned = _prune(msgs, split.head_end, split.tail_start, config)
     turns, redactions = build_turns(
         msgs,
         counts,
@@ -120,11 +115,21 @@ def _summarize_window(
         ),
     )
     redactions += folded.redactions + prior.count + focus.count
-    facts = _Facts(split, window, pruned, folded, redactions, summarizer)
+    # The head stays, but like everything outside the tail its old tool outputs become one-line
+    # descriptions and its long tool-call arguments shrink (a first turn that wrote a whole file
+    # must not keep the window full after a compaction).
+    head = _prune(msgs, 0, split.head_end, config)
+    facts = _Facts(split, window, pruned, head, folded, redactions, summarizer)
     if folded.text is None:
         return facts
     removed = [t.message for t in turns if t.removed]
     return _with_ledger(facts, folded.text, removed[-config.ledger_window_messages :])
+
+
+def _prune(msgs: Sequence[Message], start: int, end: int, config: CompressConfig) -> PruneResult:
+    return prune_window(
+        msgs, start, end, min_chars=config.prune_min_chars, arg_max_chars=config.tool_arg_max_chars
+    )
 
 
 def _with_ledger(facts: _Facts, text: str, removed: Sequence[Message]) -> _Facts:
@@ -205,7 +210,8 @@ class _Facts:
 
     split: Split
     window: _Window
-    pruned: PruneResult
+    pruned: PruneResult  # the window
+    head: PruneResult  # the head, which the output keeps
     folded: Folded
     redactions: int
     summarizer: Summarizer
@@ -275,9 +281,11 @@ def _with_summarizer(report: CompactionReport, facts: _Facts) -> CompactionRepor
         error=str(error) if error else None,
         retry_after_s=error.retry_after_s if isinstance(error, SummarizerRateLimitError) else None,
         redactions=facts.redactions,
-        pruned_tool_outputs=facts.pruned.pruned_tool_outputs,
-        deduplicated_tool_outputs=facts.pruned.deduplicated_tool_outputs,
-        shrunk_tool_args=facts.pruned.shrunk_tool_args,
+        pruned_tool_outputs=facts.pruned.pruned_tool_outputs + facts.head.pruned_tool_outputs,
+        deduplicated_tool_outputs=(
+            facts.pruned.deduplicated_tool_outputs + facts.head.deduplicated_tool_outputs
+        ),
+        shrunk_tool_args=facts.pruned.shrunk_tool_args + facts.head.shrunk_tool_args,
         ledger_items=facts.ledger_items,
         ledger_appended=facts.ledger_appended,
         notes=tuple(folded.notes),
@@ -288,7 +296,7 @@ def _finish(
     start: _Start, facts: _Facts, body: str, placement: Placement, counter: TokenCounter
 ) -> CompactionResult:
     msgs, split = start.msgs, facts.split
-    head, stripped_head = strip_old_images(_without_old_summaries(msgs[: split.head_end]))
+    head, stripped_head = strip_old_images(_without_old_summaries(facts.head.messages))
     after = [msgs[split.lifted]] if split.lifted is not None else []
     after = _without_old_summaries([*after, *msgs[split.tail_start :]])
     after, stripped_after = strip_old_images(after)
