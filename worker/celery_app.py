@@ -7,7 +7,7 @@ from typing import Any
 from celery import Celery
 from celery.schedules import crontab
 
-from worker import keys
+from worker import broker, keys
 from worker.errors import LaunchError
 from worker.settings import Settings, get_settings
 
@@ -80,6 +80,7 @@ def transport_options(settings: Settings) -> dict[str, Any]:
 
 def make_celery(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
+    broker.install()  # kombu's Redis transport, repaired: see worker/broker.py
     app = Celery("compaction", include=["worker.tasks"])
     app.conf.update(
         broker_url=settings.redis_url or _PLACEHOLDER_BROKER,
