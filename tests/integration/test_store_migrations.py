@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -52,7 +54,7 @@ def test_concurrent_first_migrations_on_sqlite(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     code = f"from worker.store.db import migrate; migrate({url!r})"
     procs = [
-        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE) for _ in range(2)
+        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE) for _ in range(4)
     ]
     failures = []
     for proc in procs:
@@ -83,3 +85,26 @@ def test_relative_sqlite_url_creates_its_folder(
             assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
     finally:
         engine.dispose()
+
+
+def test_a_new_database_switches_to_wal_while_another_connection_holds_a_lock(
+    tmp_path: Path,
+) -> None:
+    # While another connection is mid-write, SQLite refuses the switch at once instead of
+    # waiting (its busy handler is skipped to avoid a deadlock): the race that two processes
+    # migrating a new database at the same moment sometimes lost (seen once in CI).
+    path = tmp_path / "new.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN IMMEDIATE")  # a writer mid-transaction, as a migration is
+    holder.execute("INSERT INTO t VALUES (1)")
+    release = threading.Timer(0.5, holder.execute, args=("COMMIT",))
+    release.start()
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    finally:
+        engine.dispose()
+        release.join()
+        holder.close()

@@ -8,6 +8,8 @@ locked" when another writer got there first; an immediate one waits for the lock
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,7 +54,7 @@ def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
         cursor = dbapi_connection.cursor()
         try:
             if wal:
-                cursor.execute("PRAGMA journal_mode=WAL")
+                _switch_to_wal(cursor)
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA synchronous=NORMAL")  # safe with WAL; fsync at checkpoints
@@ -63,6 +65,31 @@ def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
     def _on_begin(conn: Connection) -> None:
         immediate = conn.get_execution_options().get(_IMMEDIATE, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
+    """WAL is stored in the file: the first connection of a new database switches it.
+
+    Switching needs the database to itself, and SQLite refuses at once (SQLITE_BUSY, no busy
+    handler) while another process holds a lock, e.g. two processes migrating a new database
+    at the same moment. So ask again until the busy timeout; once any connection has switched,
+    the file says ``wal`` and nothing needs the lock.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            if cursor.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
+                return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorname not in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+                raise
+            if time.monotonic() >= deadline:
+                raise
+        if time.monotonic() >= deadline:
+            raise sqlite3.OperationalError("could not switch the database to WAL: it stays busy")
+        time.sleep(0.02)
 
 
 class Database:
