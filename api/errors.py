@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from worker.compressor.errors import CompactionError, InvalidTranscriptError
@@ -135,6 +136,31 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(exc.status_code, slug, detail, headers=exc.headers)
 
 
+DATABASE_RETRY_AFTER_S = 5
+
+
+async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """The database is down, restarting or busy past its timeout: retry later, nothing stored.
+
+    Every write is one transaction, so a request that failed here changed nothing.
+    """
+    log.error("%s %s: database unavailable", request.method, request.url.path, exc_info=exc)
+    cause = type(getattr(exc, "orig", None) or exc).__name__
+    return problem_response(
+        503,
+        "database-unavailable",
+        f"the database is unavailable ({cause}); nothing was stored, try again",
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)},
+    )
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, DBAPIError)
+    if exc.connection_invalidated:  # the connection broke mid-request
+        return await _database_unavailable(request, exc)
+    return await _unexpected(request, exc)
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     return problem_response(500, "internal-error", "the server failed; see its log")
@@ -157,4 +183,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(CompactionError, _our_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(OperationalError, _database_unavailable)
+    app.add_exception_handler(DisconnectionError, _database_unavailable)
+    app.add_exception_handler(DBAPIError, _database_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -319,3 +319,22 @@ def test_readyz_names_an_unreachable_database(tmp_path: Path, broker_url: str) -
         r = api.client.get("/readyz")
         assert r.status_code == 503 and "database unreachable" in r.json()["detail"]
         assert "compaction_jobs" in api.client.get("/metrics").text  # a scrape still answers
+
+
+def test_an_unreachable_database_is_a_503_to_retry_not_a_500(
+    tmp_path: Path, broker_url: str
+) -> None:
+    dead_db = f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/nothing?connect_timeout=2"
+    for api in open_api(api_settings(dead_db, broker_url, tmp_path), broker_url):
+        for r in (
+            put(api, "s1", snapshot(2)),
+            append(api, "s1", make_transcript(1)),
+            api.client.get("/v1/sessions/s1"),
+            api.client.get("/v1/jobs"),
+        ):
+            assert r.status_code == 503, r.text
+            assert r.headers["retry-after"] == "5"
+            assert r.json()["detail"] == (
+                "the database is unavailable (OperationalError); nothing was stored, try again"
+            )
+        assert api.queued_job_ids() == []
