@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
+import httpx
 import pytest
 from pydantic import SecretStr
 
@@ -515,6 +516,40 @@ def test_error_event_inside_a_stream(fake_openai: FakeOpenAI) -> None:
         out = llm.summarize(make_request())
     assert out.model == MAIN
     assert out.aux_model_failed is not None and out.aux_model_failed.startswith("server_error")
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_answer_past_the_size_cap_is_a_protocol_error_not_a_memory_hog(
+    fake_openai: FakeOpenAI, stream: bool
+) -> None:
+    huge = Reply.ok("## Goal\n" + "x" * 300_000)  # streamed as one endless data line
+    fake_openai.script(SMALL, huge)
+    fake_openai.script(MAIN, huge)
+    error = fail(fake_openai, stream=stream, max_answer_bytes=100_000)
+    assert isinstance(error, SummarizerProtocolError)
+    assert str(error) == "the answer from model 'main-model' passed 100,000 bytes"
+    assert models_asked(fake_openai) == [SMALL, MAIN]
+
+
+def test_stream_lines_split_across_reads_and_any_line_ending_are_read_whole() -> None:
+    events = [
+        b'data: {"choices": [{"delta": {"content": "Caf\xc3\xa9 \xe2\x80\x94 "}}]}\r\n\r\n',
+        b'data: {"choices": [{"delta": {"content": "done"}}]}\r\r',
+        b'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\n',
+        b"data: [DONE]",  # the last line without its line break
+    ]
+    body = b"".join(events)
+    pieces = [body[i : i + 7] for i in range(0, len(body), 7)]  # splits lines, CRLFs, UTF-8
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, headers={"Content-Type": "text/event-stream"}, content=iter(pieces)
+        )
+
+    config = LLMConfig(base_url="http://llm.test/v1", models=(SMALL,))
+    with LLMSummarizer(config, transport=httpx.MockTransport(handler)) as llm:
+        out = llm.summarize(make_request())
+    assert out.text == "Café — done"
 
 
 # -- build_summarizer -------------------------------------------------------------------------

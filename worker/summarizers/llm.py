@@ -16,6 +16,7 @@ it, or use it as a context manager, when done.
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 import time
@@ -63,7 +64,6 @@ _NO_FALLBACK = (
     SummarizerUnavailableError,
 )
 _ERROR_BODY_MAX_BYTES = 64 * 1024
-_ANSWER_MAX_BYTES = 16 * 1024 * 1024
 _PROMPT_FRAMING_TOKENS = 16  # chat template around the one user message
 
 
@@ -80,6 +80,7 @@ class LLMConfig:
     stream: bool = True
     retry_after_max_wait_s: float = 10.0  # wait this long in the call; longer: raise, cool down
     max_connections: int = 16
+    max_answer_bytes: int = 16 * 1024 * 1024  # a summary is a few KB; past this, it is broken
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMConfig:
@@ -290,8 +291,10 @@ class LLMSummarizer:
             body = self._read_capped(response, model, deadline, limit=_ERROR_BODY_MAX_BYTES)
             raise error_for_status(response.status_code, body, response.headers, model=model)
         if response.headers.get("content-type", "").startswith("text/event-stream"):
-            return read_stream(self._until(response.iter_lines(), model, deadline), model=model)
-        raw = self._read_capped(response, model, deadline, limit=_ANSWER_MAX_BYTES)
+            return read_stream(self._stream_lines(response, model, deadline), model=model)
+        raw = self._read_capped(response, model, deadline, limit=self.config.max_answer_bytes + 1)
+        if len(raw) > self.config.max_answer_bytes:
+            raise self._too_large(model)
         if raw.lstrip().startswith(b"data:"):  # events under the wrong content type (some proxies)
             return read_stream(raw.decode("utf-8", "replace").splitlines(), model=model)
         try:
@@ -314,6 +317,36 @@ class LLMSummarizer:
             if size >= limit:
                 break
         return b"".join(parts)[:limit]
+
+    def _stream_lines(self, response: httpx.Response, model: str, deadline: float) -> Iterator[str]:
+        """The event stream's lines, within the deadline and ``max_answer_bytes`` (a stream
+        that never ends, or one endless line, must not grow without bound until the deadline)."""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        partial: list[str] = []  # the unfinished line, in pieces (no re-scan per chunk)
+        size = 0
+        for chunk in self._until(response.iter_bytes(), model, deadline):
+            size += len(chunk)
+            if size > self.config.max_answer_bytes:
+                raise self._too_large(model)
+            # SSE ends lines with CRLF, LF or CR; a CRLF split across chunks makes one extra
+            # empty line, which the reader skips like any blank separator.
+            text = decoder.decode(chunk).replace("\r\n", "\n").replace("\r", "\n")
+            *ended, rest = text.split("\n")
+            if ended:
+                ended[0] = "".join([*partial, ended[0]])
+                partial.clear()
+                yield from ended
+            if rest:
+                partial.append(rest)
+        last = "".join([*partial, decoder.decode(b"", final=True)])
+        if last:
+            yield last
+
+    def _too_large(self, model: str) -> SummarizerProtocolError:
+        return SummarizerProtocolError(
+            f"the answer from model {model!r} passed {self.config.max_answer_bytes:,} bytes",
+            model=model,
+        )
 
     def _until(self, items: Iterator[_T], model: str, deadline: float) -> Iterator[_T]:
         for item in items:
