@@ -74,11 +74,14 @@ def callback_headers(body: bytes, *, secret: str | None, sent_at: int) -> dict[s
 def post_callback(
     client: httpx.Client, url: str, body: bytes, *, secret: str | None, sent_at: int
 ) -> int:
-    """POST once; the status on 2xx, else ``CallbackDeliveryError`` (transport errors too)."""
+    """POST once; the status on 2xx, else ``CallbackDeliveryError`` (transport errors too).
+
+    Only the status is read: the answer's body is never downloaded, whatever its size.
+    """
+    headers = callback_headers(body, secret=secret, sent_at=sent_at)
     try:
-        response = client.post(
-            url, content=body, headers=callback_headers(body, secret=secret, sent_at=sent_at)
-        )
+        with client.stream("POST", url, content=body, headers=headers) as response:
+            pass
     except httpx.HTTPError as exc:
         raise CallbackDeliveryError(f"{type(exc).__name__}: {exc}") from exc
     if not response.is_success:

@@ -143,3 +143,17 @@ def test_a_callback_to_a_metadata_address_fails_at_once_without_a_request(
     job = jobs.get_job(db, job_id=job_id)
     assert (job.status, job.callback_attempts) == ("succeeded", 1)
     assert "(169.254.169.254) is link-local" in log
+
+
+@pytest.mark.integration
+def test_a_gateway_answering_with_an_endless_body_is_delivered_on_the_first_attempt(
+    db: Database, private_redis: RedisServer, tmp_path: Path
+) -> None:
+    # Only the status counts: the worker does not read (or wait for) the answer's body.
+    with CallbackReceiver(secret=SECRET, endless_answer=True) as receiver:
+        _, job_id, _ = compact_and_wait(
+            db, private_redis, tmp_path, receiver.url, until="delivered", callback_timeout_s=2
+        )
+
+    assert [r.answered for r in receiver.received] == [200]
+    assert jobs.get_job(db, job_id=job_id).callback_attempts == 1

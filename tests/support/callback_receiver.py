@@ -1,13 +1,15 @@
 """A real local HTTP server that receives job-completion callbacks the way a gateway would.
 
 It verifies each request's HMAC signature with the shared secret, answers the first
-``fail_first`` requests with 503 (to exercise retries), and records everything it saw.
+``fail_first`` requests with 503 (to exercise retries), and records everything it saw. With
+``endless_answer`` its 200 announces a gigabyte of body and trickles a little of it.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -30,9 +32,11 @@ class Received:
 
 
 class CallbackReceiver:
-    def __init__(self, *, secret: str, fail_first: int = 0) -> None:
+    def __init__(self, *, secret: str, fail_first: int = 0, endless_answer: bool = False) -> None:
         self.secret = secret
         self.fail_first = fail_first
+        self.endless_answer = endless_answer
+        self.closing = threading.Event()
         self.received: list[Received] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -67,6 +71,7 @@ class CallbackReceiver:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self.closing.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=10)
@@ -82,8 +87,20 @@ class _Handler(BaseHTTPRequestHandler):
         receiver: CallbackReceiver = self.server.receiver  # type: ignore[attr-defined]
         status = receiver._take(body, headers)
         self.send_response(status)
-        self.send_header("Content-Length", "0")
+        if not (receiver.endless_answer and status == 200):
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_header("Content-Length", str(10**9))
         self.end_headers()
+        deadline = time.monotonic() + 30
+        while not receiver.closing.is_set() and time.monotonic() < deadline:
+            try:
+                self.wfile.write(b"x" * 1024)
+                self.wfile.flush()
+            except OSError:
+                return  # the client hung up, as it should
+            time.sleep(0.05)
 
 
 __all__ = ["TIMESTAMP_HEADER", "CallbackReceiver", "Received"]
