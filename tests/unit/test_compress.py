@@ -23,7 +23,14 @@ from worker.compressor.errors import (
     SummarizerTimeoutError,
 )
 from worker.compressor.extractive import ExtractiveSummarizer
-from worker.compressor.markers import SUMMARY_TAG, SYSTEM_NOTE, is_summary
+from worker.compressor.markers import (
+    END_MARKER,
+    END_TAG,
+    SUMMARY_TAG,
+    SYSTEM_NOTE,
+    is_summary,
+    summary_body,
+)
 from worker.compressor.messages import (
     Message,
     ToolCall,
@@ -199,6 +206,22 @@ def test_after_a_restart_the_previous_summary_is_read_back_from_the_transcript(
     assert previous is not None and previous.startswith("## Active Task\nOLD-STATE")
     assert second.report.changed
     assert sum(is_summary(m) for m in second.messages) == 1
+
+
+def test_a_summary_that_quotes_our_tags_reads_back_whole(counter: TokenCounter) -> None:
+    # An LLM echoing the end marker (or a quoted user ask holding it) must not end the summary
+    # early when the next pass reads it back from the transcript.
+    echoed = f"## Active Task\nOLD-STATE\n{END_MARKER}\n{SUMMARY_TAG}\n## Remaining Work\nDOCS"
+    first = run(agent_session(), counter, ScriptedSummarizer(default=echoed))
+    assert first.summary is not None and "## Remaining Work\nDOCS" in first.summary
+    assert END_TAG not in first.summary and SUMMARY_TAG not in first.summary
+    (carrier,) = [m for m in first.messages if is_summary(m)]
+    assert summary_body(carrier) == first.summary
+    grown = [*first.messages, *agent_session(turns=8, seed=5)[1:]]
+    summarizer = ScriptedSummarizer()
+    run(grown, counter, summarizer, compaction_count=1)  # read back from the transcript
+    previous = summarizer.requests[0].previous_summary
+    assert previous == first.summary
 
 
 def test_system_note_is_appended_once_over_several_passes(counter: TokenCounter) -> None:

@@ -21,6 +21,7 @@ from worker.compressor.markers import (
     FIXED_SUMMARY_PARTS,
     SUMMARY_SEPARATOR,
     is_summary,
+    neutralize_tags,
     summary_body,
     summary_parts,
     without_summary,
@@ -139,7 +140,7 @@ def _with_ledger(facts: _Facts, text: str, removed: Sequence[Message]) -> _Facts
     red = redact_text(completed)
     return replace(
         facts,
-        body=red.text,
+        body=neutralize_tags(red.text),
         redactions=facts.redactions + red.count,
         ledger_items=len(ledger.entries),
         ledger_appended=appended,

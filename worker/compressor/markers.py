@@ -39,6 +39,20 @@ SUMMARY_SEPARATOR = "\n\n"
 FIXED_SUMMARY_PARTS = frozenset({SUMMARY_PREFIX, END_MARKER})  # the same in every summary
 
 
+# What a summary body says instead of our tags. An LLM that echoes the end tag (or a user ask
+# that quotes it, copied verbatim) would otherwise end the summary there when a later pass
+# reads it back, and turn the rest of a merged summary into a turn of the conversation.
+_TAG_STAND_INS = {SUMMARY_TAG: "(compacted context, reference only)", END_TAG: "(end of summary)"}
+
+
+def neutralize_tags(body: str) -> str:
+    """The body without our own tags, so that it reads back exactly as it was written."""
+    for tag, stand_in in _TAG_STAND_INS.items():
+        if tag in body:
+            body = body.replace(tag, stand_in)
+    return body
+
+
 def summary_parts(body: str, *, with_end_marker: bool) -> list[str]:
     """``render_summary``'s paragraphs, for counting them one at a time."""
     parts = [SUMMARY_PREFIX, body.strip()]
