@@ -92,6 +92,8 @@ MUST_REDACT: list[tuple[str, str, str]] = [
     ('{"client_secret":"GOCSPX-abc123DEF"}', "GOCSPX-abc123DEF", '"client_secret":"[REDACTED]"'),
     ("{'secret_key': 'q1w2e3r4t5'}", "q1w2e3r4t5", "'secret_key': '[REDACTED]'"),
     ("password: s3cr3t-pass", "s3cr3t-pass", "password: [REDACTED]"),
+    ("apiKey: A00AAA.A", "A00AAA.A", "apiKey: [REDACTED]"),  # dotted, but no names inside
+    ("OPENAI_API_KEY=A0000A_A", "A0000A_A", "OPENAI_API_KEY=[REDACTED]"),  # not a constant
     ("  client_secret: 'abc-def-ghi-123'", "abc-def-ghi-123", "client_secret: '[REDACTED]'"),
     ("access_token: ya29.a0AfH6SMBx", "ya29.a0AfH6SMBx", "access_token: [REDACTED]"),
     ('\\"password\\": \\"hunter22\\"', "hunter22", '\\"password\\": \\"[REDACTED]\\"'),
@@ -365,6 +367,8 @@ MUST_KEEP: list[str] = [
     '"     HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxx\\n"',
     'password = ":****"',
     "oauth2.callback({auth: oauth2.auth, token: qp, isValid: isValid});",
+    "const client = new S3({ apiKey: settings.S3_KEY, secret: config.awsSecret });",
+    "API_KEY = DEFAULT_KEY\nAWS_KEY = S3_BUCKET_KEY\nTOKEN = HTTP2Settings.TOKEN",
     "`https://example.com/cb?code=...&state=xyz`",
     'value = _prompt(f"{name} (Enter to keep current)", password=not default_val)',
     "login(user, password=secret_value)",
@@ -523,9 +527,16 @@ def aws_keys(draw: st.DrawFn) -> Shape:
     return f"AKIA{key_id}\naws_secret_access_key = {secret}", [key_id, secret]
 
 
+# API_KEY = DEFAULT_KEY assigns another constant and {"name": "SUDO_PASSWORD"} names a secret,
+# which the redactor leaves alone; generated secrets stay outside every upper-case constant
+# shape (a class wider than the redactor's).
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
 @st.composite
 def env_assignments(draw: st.DrawFn) -> Shape:
-    name, value = draw(st.sampled_from(ENV_NAMES)), draw(values)
+    name = draw(st.sampled_from(ENV_NAMES))
+    value = draw(values.filter(lambda v: not _CONSTANT.fullmatch(v)))
     form = draw(
         st.sampled_from(["{n}={v}", 'export {n}="{v}"', "{n}='{v}'", "{n}: {v}", "{n} = '{v}'"])
     )
@@ -535,20 +546,35 @@ def env_assignments(draw: st.DrawFn) -> Shape:
 @st.composite
 def json_fields(draw: st.DrawFn) -> Shape:
     name = draw(st.sampled_from(FIELD_NAMES))
-    value = draw(_token(ALNUM + " +/=_.!@%^*~-#:;,", 8, 40).filter(lambda v: v[0].isalnum()))
+    value = draw(
+        _token(ALNUM + " +/=_.!@%^*~-#:;,", 8, 40).filter(
+            lambda v: v[0].isalnum() and not _CONSTANT.fullmatch(v)  # "SUDO_PASSWORD" names one
+        )
+    )
     return json.dumps({name: value, "other": 1}), [value]
+
+
+# `apiKey: settings.S3_KEY` is a reference in code (a JS object literal, a Python dict), which
+# the redactor leaves alone: a dotted path of identifiers with at most two digits. Generated
+# secrets stay outside that class (this test's class is wider than the redactor's).
+_CODE_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def _code_path(value: str) -> bool:
+    return _CODE_PATH.fullmatch(value) is not None and sum(c.isdigit() for c in value) <= 2
 
 
 @st.composite
 def yaml_fields(draw: st.DrawFn) -> Shape:
-    name, value = draw(st.sampled_from(FIELD_NAMES)), draw(values)
+    name = draw(st.sampled_from(FIELD_NAMES))
+    value = draw(values.filter(lambda v: not _code_path(v) and not _CONSTANT.fullmatch(v)))
     form = draw(st.sampled_from(["{n}: {v}", "  {n}: '{v}'", '{n}: "{v}"']))
     return form.format(n=name, v=value), [value]
 
 
 @st.composite
 def auth_headers(draw: st.DrawFn) -> Shape:
-    value = draw(_token(B64URL + ".~+/=", 16, 60))
+    value = draw(_token(B64URL + ".~+/=", 16, 60).filter(lambda v: not _code_path(v)))
     form = draw(
         st.sampled_from(
             [

@@ -194,7 +194,9 @@ _CODE_PATH_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # settin
 # Attribute names as people write them (snake_case, camelCase, CamelCase, CONSTANT); a dotted
 # path of these with at most two digits is code, not a token such as ya29.a0AfH6SMBx8...
 _READABLE_SEGMENT_RE = re.compile(r"[a-z_][a-z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][A-Za-z0-9_]*")
-_CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # NO_REPLY, TERMINAL_SSH_KEY
+# NO_REPLY, TERMINAL_SSH_KEY, S3_BUCKET, AES_256: words, each letters with digits at its end;
+# A0000A_A is how a random token looks.
+_CONSTANT_RE = re.compile(r"[A-Z]+[0-9]*(?:_(?:[A-Z]+[0-9]*|[0-9]+))+")
 # How keys, variables and headers are spelled (api_key, apiKey, X-Api-Key); 'test-secret-key'
 # in lower-case kebab is more likely a made-up secret than a name.
 _NAME_LIKE_RE = re.compile(
@@ -366,6 +368,18 @@ def _is_env_line(found: Assignment) -> bool:
     return found.name.upper() == found.name and (found.sep == "=" or found.sep.strip() == ":")
 
 
+def _is_readable_segment(segment: str) -> bool:
+    # Names put digits at the end of a word (S3_KEY, HTTP2Settings, v1, X509Certificate); a
+    # digit run inside or at the start of a word, as in A00AAA, A0000A_A or A_00AA, is how
+    # random tokens look.
+    return _READABLE_SEGMENT_RE.fullmatch(segment) is not None and not _DIGITS_INSIDE_RE.search(
+        segment
+    )
+
+
+_DIGITS_INSIDE_RE = re.compile(r"\d[a-z]|[A-Z]\d+[A-Z](?![a-z])|(?:^|_)\d+[A-Z]")
+
+
 def _is_code(inner: str, following: str, *, literal: bool = False) -> bool:
     if inner in _CODE_WORDS:
         return True  # token=self, password=not default
@@ -380,5 +394,5 @@ def _is_code(inner: str, following: str, *, literal: bool = False) -> bool:
         # an upper-case keyword argument, f(API_KEY=config.key).
         segments = inner.split(".")
         digits = sum(c.isdigit() for c in inner)
-        return digits <= 2 and all(_READABLE_SEGMENT_RE.fullmatch(s) for s in segments)
+        return digits <= 2 and all(_is_readable_segment(s) for s in segments)
     return False
