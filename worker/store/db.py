@@ -83,9 +83,8 @@ def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
             if cursor.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
                 return
         except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorname not in ("SQLITE_BUSY", "SQLITE_LOCKED"):
-                raise
-            if time.monotonic() >= deadline:
+            busy = exc.sqlite_errorname in ("SQLITE_BUSY", "SQLITE_LOCKED")
+            if not busy or time.monotonic() >= deadline:
                 raise
         if time.monotonic() >= deadline:
             raise sqlite3.OperationalError("could not switch the database to WAL: it stays busy")
