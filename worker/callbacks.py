@@ -108,14 +108,14 @@ def deliver(rt: Runtime, job_id: str) -> dict[str, Any]:
     session = get_session(rt.db, session_id=job.session_id)
     if not session.callback_url:
         return {"id": job_id, "callback_status": None}
+    refusal = resolved_refusal(session.callback_url)
+    if refusal is not None:
+        raise CallbackDeliveryError(refusal, final=True)
     sent_at = int(time.time())
     version = job.version_after if job.version_after is not None else session.version
     body = callback_body(
         jobs.job_telemetry(job), session_id=session.id, version=version, sent_at=sent_at
     )
-    refusal = resolved_refusal(session.callback_url)
-    if refusal is not None:
-        raise CallbackDeliveryError(refusal, final=True)
     secret = rt.settings.callback_secret
     # No redirects: the signed body goes to the URL the gateway registered, nowhere else.
     with httpx.Client(timeout=rt.settings.callback_timeout_s, follow_redirects=False) as client:

@@ -17,8 +17,6 @@ class Serialized(NamedTuple):  # one per window message: a tuple is cheaper to b
     label_chars: int  # characters that are labels and ids rather than the message's own text
 
 
-# Serialized(...) without the generated __new__'s Python frame: one per window message.
-_serialized = Serialized._make
 _ROLE_LABELS = {role: f"[{role.upper()}]: " for role in ("system", "user", "assistant")}
 
 
@@ -38,7 +36,7 @@ def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
     body = text if len(text) <= head + tail else cut_middle(text, head, tail)
     cut = body is not text
     if not msg.tool_calls:
-        return _serialized((label + body, cut, len(label)))
+        return Serialized(label + body, cut, len(label))
     lines = [label + body] if body else []
     label_chars = len(label)
     args_head = config.serialize_tool_args_head_chars
@@ -50,7 +48,7 @@ def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
         call_label = f"[TOOL CALL {call.name} {call.id}]: "
         label_chars += len(call_label)
         lines.append(call_label + args)
-    return _serialized(("\n".join(lines), cut, label_chars))
+    return Serialized("\n".join(lines), cut, label_chars)
 
 
 def cut_middle(text: str, head: int, tail: int) -> str:

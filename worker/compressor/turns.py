@@ -47,18 +47,10 @@ def build_turns(
         if real is None:
             continue  # a standalone earlier summary: it is the previous summary, not a turn
         known = counts[index] if real is msgs[index] else None
-        content = real.content
-        if type(content) is str and not real.tool_calls:  # most turns: redact_turn's first case
-            red = redact(content)
-            clean, count = (real, 0) if not red.count else (real.with_content(red.text), red.count)
-        else:
-            clean, count = redact_turn(real, redact)
+        clean, count = redact_turn(real, redact)
         redactions += count
-        turns.append(_turn((clean, index != lifted, known)))
+        turns.append(Turn(clean, index != lifted, known))
     return turns, redactions
-
-
-_turn = Turn._make  # Turn(...) without the generated __new__'s Python frame: one per turn
 
 
 def redact_turn(msg: Message, redact: Redact = redact_text) -> tuple[Message, int]:
