@@ -32,8 +32,8 @@ from bench.measure import CaseResult, median, outcome
 from bench.ours import OurRun, run_once
 from worker.compressor.config import CompressConfig
 from worker.compressor.report import CompactionReport
-from worker.compressor.tokens import TokenCounter
-from worker.encodings import counter_for_model
+from worker.compressor.tokens import TokenCounter, encoding_name_for_model
+from worker.encodings import FastEncoding, counter_for_model, get_encoding
 
 # What both stubs answer: the shape of a real handoff, ~180 tokens, no facts from any case.
 SUMMARY_TEXT = """## Active Task
@@ -125,9 +125,18 @@ SIDES = ("hermes", "cold", "cached")
 
 
 def run_case(
-    case: bench_cases.Case, hermes: HermesProcess, *, counter: TokenCounter, repeats: int
+    case: bench_cases.Case,
+    hermes: HermesProcess,
+    *,
+    counter: TokenCounter,
+    measure: TokenCounter,
+    repeats: int,
 ) -> CaseResult:
-    """Both sides on one case, their runs interleaved (the order rotates every repeat)."""
+    """Both sides on one case, their runs interleaved (the order rotates every repeat).
+
+    ``counter``'s engine is the one ours runs with; both outputs are measured with ``measure``
+    (tiktoken itself), whatever engine ours counted with.
+    """
     hermes.load(name=case.name, context_length=case.context_length, messages=case.wire)
     hermes_runs = [hermes.run(case.name, keep=repeats == 1)]  # its settings map ours
     config = our_config(case, hermes_runs[0]["settings"])
@@ -159,7 +168,7 @@ def run_case(
             after=last_hermes["messages"],
             times_s=[run["time_s"] for run in hermes_runs],
             prompts=last_hermes["prompts"],
-            counter=counter,
+            counter=measure,
             notes=hermes_notes(last_hermes),
         ),
         ours=outcome(
@@ -167,7 +176,7 @@ def run_case(
             after=cached.messages,
             times_s=[run.seconds for run in ours["cached"]],
             prompts=cached.prompts,
-            counter=counter,
+            counter=measure,
             notes=our_notes(
                 cached.report,
                 same_output=cold.messages == cached.messages,
@@ -181,13 +190,20 @@ def run_case(
     )
 
 
-def machine_line(hermes_version: str, load: tuple[float, float, float]) -> str:
+def machine_line(hermes_version: str, load: tuple[float, float, float], engine: str) -> str:
     cpu = _cpu_model()
     return (
         f"{cpu}, {platform.system()} {platform.release()}, Python {platform.python_version()}, "
-        f"tiktoken {version('tiktoken')}, hermes-agent {hermes_version}; "
+        f"tiktoken {version('tiktoken')}, hermes-agent {hermes_version}, {engine}; "
         f"load average at start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min)"
     )
+
+
+def engine_line(counter: TokenCounter) -> str:
+    """Which engine our counts came from (the outputs are measured with tiktoken either way)."""
+    if isinstance(counter.encoding, FastEncoding):
+        return f"our counts by splintr-rs {version('splintr-rs')} (checked against tiktoken)"
+    return "our counts by tiktoken"
 
 
 def _cpu_model() -> str:
@@ -269,6 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Other work on the machine skews both sides; the header says how busy it was.
     load = os.getloadavg()
     counter = counter_for_model(args.model)
+    measure = TokenCounter(get_encoding(encoding_name_for_model(args.model)))
     setup_s = hermes_env.ensure_venv()
     if setup_s:
         print(f"hermes venv ready in {setup_s:.0f} s", file=sys.stderr)
@@ -277,13 +294,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     with HermesProcess(model=args.model, summary_text=SUMMARY_TEXT) as hermes:
         # Untimed warm-up of both sides: first-call costs (lazy imports, regex compiles).
-        run_case(cases[0], hermes, counter=counter, repeats=1)
+        run_case(cases[0], hermes, counter=counter, measure=measure, repeats=1)
         results = []
         for case in cases:
             print(f"{case.name}: {len(case.wire):,} messages", file=sys.stderr)
-            results.append(run_case(case, hermes, counter=counter, repeats=args.repeats))
+            results.append(
+                run_case(case, hermes, counter=counter, measure=measure, repeats=args.repeats)
+            )
         hermes_version = hermes.version
-    fragment = render(results, header=f"Machine: {machine_line(hermes_version, load)}.")
+    fragment = render(
+        results, header=f"Machine: {machine_line(hermes_version, load, engine_line(counter))}."
+    )
     print(fragment)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -37,6 +38,8 @@ class Settings(BaseSettings):
     summary_model: str | None = Field(default=None, max_length=200)
     main_model: str | None = Field(default=None, max_length=200)
     summary_context_length: int = 32_000
+    # Token counting: "auto" = splintr when it matches tiktoken (checked at load), else tiktoken.
+    token_engine: Literal["auto", "tiktoken"] = "auto"
     llm_connect_timeout_s: float = 10.0
     llm_read_timeout_s: float = 120.0
     llm_temperature: float = 0.2

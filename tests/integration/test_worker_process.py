@@ -56,7 +56,7 @@ def finished(db: Database, job_id: str) -> bool:
 def drained(redis_server: RedisServer) -> bool:
     """No message waiting or out for delivery: every copy of every task was handled."""
     with redis.Redis.from_url(redis_server.url) as client:
-        return client.llen(keys.QUEUE) == 0 and client.hlen(keys.BROKER_UNACKED) == 0
+        return bool(client.llen(keys.QUEUE) == 0 and client.hlen(keys.BROKER_UNACKED) == 0)
 
 
 def test_a_killed_workers_job_is_redelivered_and_completes_once(

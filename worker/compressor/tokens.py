@@ -1,12 +1,13 @@
-"""Exact token counting with tiktoken, plus fixed costs for what tiktoken cannot see.
+"""Exact token counting with tiktoken's encodings, plus fixed costs for what tiktoken cannot see.
 
-The encoding is passed in (``worker.encodings`` provisions it offline), so this module reads no
-files and no environment. Images cost a fixed ``IMAGE_TOKENS`` each, never their base64 length.
+The encoding is passed in (``worker.encodings`` provisions it offline and picks the engine:
+splintr checked against tiktoken, or tiktoken itself), so this module reads no files and no
+environment. Images cost a fixed ``IMAGE_TOKENS`` each, never their base64 length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Protocol
 
@@ -47,6 +48,15 @@ class Encoding(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
 
 
+def _counter_of(encoding: Encoding) -> Callable[[str], int]:
+    """The encoding's own ``count_ordinary`` when it has one (no list of ids), else len(encode)."""
+    count: Callable[[str], int] | None = getattr(encoding, "count_ordinary", None)
+    if count is not None:
+        return count
+    encode = encoding.encode_ordinary
+    return lambda text: len(encode(text))
+
+
 def encoding_name_for_model(model: str | None) -> str:
     """o200k_base for the GPT-4o/4.1/5 and o-series families, cl100k_base for everything else."""
     bare = (model or "").lower().rsplit("/", 1)[-1]
@@ -74,6 +84,7 @@ class TokenCounter:
         self.encoding = encoding
         self._memo: dict[str, int] = {}
         self._fixed = _fixed_memo(encoding)
+        self._count = _counter_of(encoding)
 
     @property
     def encoding_name(self) -> str:
@@ -83,10 +94,10 @@ class TokenCounter:
         if not text:
             return 0
         if len(text) < _MEMO_MIN_CHARS:
-            return len(self.encoding.encode_ordinary(text))
+            return self._count(text)
         cached = self._memo.get(text)
         if cached is None:
-            cached = len(self.encoding.encode_ordinary(text))
+            cached = self._count(text)
             self._remember(text, cached)
         return cached
 
@@ -99,7 +110,7 @@ class TokenCounter:
         """Tokens of one of our own fixed texts: encoded once per process and encoding."""
         cached = self._fixed.get(text)
         if cached is None:
-            cached = len(self.encoding.encode_ordinary(text)) if text else 0
+            cached = self._count(text) if text else 0
             if len(self._fixed) >= _FIXED_MAX_ENTRIES:
                 self._fixed.clear()
             self._fixed[text] = cached
