@@ -6,6 +6,7 @@ calls never block the event loop.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -17,6 +18,7 @@ from api.errors import install_error_handlers
 from api.limits import BodyLimitMiddleware
 from api.metrics import ApiMetrics, RequestMetricsMiddleware
 from api.routes import health, jobs, sessions
+from worker import encodings
 from worker.celery_app import make_celery
 from worker.settings import Settings, get_settings
 from worker.store.db import Database
@@ -55,6 +57,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # The first snapshot should not wait for the encodings to load.
+        await asyncio.to_thread(encodings.warm)
         yield
         context.close()
 

@@ -126,6 +126,12 @@ def get_encoding(name: str) -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
+def warm() -> None:
+    """Load and check both encodings' engines now (a second or so), not inside the first job."""
+    for name in _SOURCES:
+        counting_encoding(name)
+
+
 def counter_for_model(model: str | None) -> TokenCounter:
     """A TokenCounter with the encoding that matches ``model``, on the fastest verified engine."""
     return TokenCounter(counting_encoding(encoding_name_for_model(model)))

@@ -19,24 +19,21 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from worker import callbacks, compaction, keys, runtime, sweeps
+from worker import callbacks, compaction, encodings, keys, runtime, sweeps
 from worker.celery_app import celery_app
 from worker.compaction import Decision
-from worker.encodings import get_encoding
 from worker.errors import CallbackDeliveryError
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
-WARM_ENCODINGS = ("o200k_base", "cl100k_base")
 MAX_RETRY_BACKOFF_S = 300.0
 
 
 @worker_init.connect
 def _warm_up(**_: Any) -> None:
-    # Loading a BPE file takes a second or more; pay it before the first job, not inside its
-    # time limit (prefork children inherit the loaded encodings).
-    for name in WARM_ENCODINGS:
-        get_encoding(name)
+    # Loading and checking the encodings takes a second or so; pay it before the first job, not
+    # inside its time limit (prefork children inherit them).
+    encodings.warm()
 
 
 @worker_process_init.connect
