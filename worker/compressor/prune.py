@@ -55,6 +55,7 @@ def prune_window(
     """
     calls = _calls_by_id(msgs[start:end])
     newer = _duplicated_outputs(msgs, start, end, min_chars=min_chars)
+    parsed = _Parsed()  # a call's arguments are read to shrink them and to describe its result
     out: list[Message] = []
     pruned = deduped = shrunk = 0
     for i in range(start, end):
@@ -67,16 +68,45 @@ def prune_window(
                 continue
             if len(content_text(msg.content)) >= min_chars:
                 call = calls.get(msg.tool_call_id or "")
-                out.append(msg.with_content(describe_tool_result(msg, call)))
+                args = parsed.mapping(call.arguments) if call else {}
+                out.append(msg.with_content(describe_tool_result(msg, call, args=args)))
                 pruned += 1
                 continue
         if msg.tool_calls:
-            slim = _shrink_calls(msg, arg_max_chars)
+            slim = _shrink_calls(msg, arg_max_chars, parsed)
             if slim is not msg:
                 shrunk += 1
                 msg = slim
         out.append(msg)
     return PruneResult(out, pruned, deduped, shrunk)
+
+
+_INVALID = object()
+
+
+class _Parsed:
+    """Tool-call arguments parsed once each; the values are shared, so nobody may change them."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+
+    def value(self, arguments: str) -> Any:
+        """The parsed JSON, or ``_INVALID``."""
+        value = self._values.get(arguments, _INVALID)
+        if value is _INVALID and arguments not in self._values:
+            try:
+                value = json.loads(arguments)
+            except ValueError:
+                value = _INVALID
+            self._values[arguments] = value
+        return value
+
+    def mapping(self, arguments: str) -> Mapping[str, Any]:
+        """As ``parse_json_object``."""
+        if not arguments or arguments[0] != "{":
+            return {}
+        value = self.value(arguments)
+        return value if isinstance(value, dict) else {}
 
 
 def _calls_by_id(msgs: Sequence[Message]) -> dict[str, ToolCall]:
@@ -108,19 +138,27 @@ def _duplicated_outputs(
 # one-line accounts of tool calls
 
 
-def describe_tool_result(msg: Message, call: ToolCall | None) -> str:
-    """A one-line account of a tool result, e.g. ``[bash] ran `pytest -x` -> exit 1, 212 lines``."""
+def describe_tool_result(
+    msg: Message, call: ToolCall | None, *, args: Mapping[str, Any] | None = None
+) -> str:
+    """A one-line account of a tool result, e.g. ``[bash] ran `pytest -x` -> exit 1, 212 lines``.
+
+    ``args``: the call's arguments parsed already, if the caller has them.
+    """
     name = call.name if call else (msg.name or "tool")
     output = content_text(msg.content)
     images = image_count(msg.content)
     arguments = call.arguments if call else ""
-    line = f"[{name}] {describe_call(name, arguments, output)}"
+    line = f"[{name}] {describe_call(name, arguments, output, args=args)}"
     return f"{line} (+{images} image{'s' * (images != 1)})" if images else line
 
 
-def describe_call(name: str, arguments: str, output: str) -> str:
+def describe_call(
+    name: str, arguments: str, output: str, *, args: Mapping[str, Any] | None = None
+) -> str:
     """What a call did and how it ended, from its name, arguments and output."""
-    args = parse_json_object(arguments)
+    if args is None:
+        args = parse_json_object(arguments)
 
     def cut(text: str, limit: int = _SNIPPET_CHARS) -> str:
         return snippet(text, limit)
@@ -264,12 +302,12 @@ def _last_line(text: str) -> str:
 # JSON-safe argument shrinking
 
 
-def _shrink_calls(msg: Message, max_chars: int) -> Message:
+def _shrink_calls(msg: Message, max_chars: int, parsed: _Parsed) -> Message:
     calls: list[ToolCall] | None = None  # a copy, made at the first call that changes
     for i, call in enumerate(msg.tool_calls):
         if len(call.arguments) <= max_chars:
             continue  # no string leaf can be longer than the JSON that holds it
-        slim = _shrink_call(call, max_chars)
+        slim = _shrink_call(call, max_chars, parsed)
         if slim is not call:
             calls = calls or list(msg.tool_calls)
             calls[i] = slim
@@ -278,26 +316,25 @@ def _shrink_calls(msg: Message, max_chars: int) -> Message:
     return Message(msg.role, msg.content, tuple(calls), msg.tool_call_id, msg.name, msg.extra)
 
 
-def _shrink_call(call: ToolCall, max_chars: int) -> ToolCall:
-    shrunk = shrink_arguments(call.arguments, max_chars)
+def _shrink_call(call: ToolCall, max_chars: int, parsed: _Parsed) -> ToolCall:
+    shrunk = shrink_arguments(call.arguments, max_chars, parsed)
     if shrunk is None:
         return call
     return ToolCall(id=call.id, name=call.name, arguments=shrunk, extra=call.extra)
 
 
-def shrink_arguments(arguments: str, max_chars: int) -> str | None:
+def shrink_arguments(arguments: str, max_chars: int, parsed: _Parsed | None = None) -> str | None:
     """Cut string leaves longer than ``max_chars``; the result is still valid JSON.
 
     Returns None when nothing needed cutting (or the arguments are not JSON: they pass through).
     """
     if len(arguments) <= max_chars:
         return None
-    try:
-        parsed = json.loads(arguments)
-    except ValueError:
+    value = (parsed or _Parsed()).value(arguments)
+    if value is _INVALID:
         return None
-    shrunk = _shrink_value(parsed, max_chars)
-    return None if shrunk is parsed else _to_json(shrunk)
+    shrunk = _shrink_value(value, max_chars)  # builds new containers; ``value`` is not changed
+    return None if shrunk is value else _to_json(shrunk)
 
 
 def _shrink_value(value: Any, max_chars: int) -> Any:
