@@ -133,6 +133,12 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     slug = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "-")
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).description
+    if isinstance(exc.__cause__, RecursionError):
+        # FastAPI's "There was an error parsing the body", when JSON nesting ran past the
+        # parser's recursion limit (about a thousand levels).
+        detail = (
+            "the JSON body is nested too deeply to parse (objects and arrays inside each other)"
+        )
     return problem_response(exc.status_code, slug, detail, headers=exc.headers)
 
 

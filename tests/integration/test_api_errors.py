@@ -50,6 +50,13 @@ def test_every_store_and_core_error_has_an_http_mapping() -> None:
     assert all(400 <= status < 600 for status, _ in ERROR_STATUS.values())
 
 
+def nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 GOOD = make_transcript(2)
 TOOL_WITHOUT_ID = [*GOOD, {"role": "tool", "content": "out"}]
 PUT_CASES: list[tuple[str, Any, int, str]] = [
@@ -84,6 +91,9 @@ PUT_CASES: list[tuple[str, Any, int, str]] = [
     ("tool arguments too long", {"messages": [GOOD[0], {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c", "type": "function", "function": {"name": "f", "arguments": "a" * 5_001}}]}]}, 413,
      "messages[1]: content is 5011 characters"),
+    # Stored, it could not be read back (GET .../messages was a 500) nor compacted.
+    ("extra field nested 600 deep", {"messages": [GOOD[0], {"role": "user", "content": "x", "meta": nested(600)}]},
+     422, "messages[1]: a message may nest objects and arrays at most 64 levels deep"),
 ]  # fmt: skip
 
 
@@ -129,6 +139,13 @@ def test_malformed_requests(limited_api: Api) -> None:
         headers={"content-type": "application/json"},
     )
     assert r.status_code == 422 and "JSON decode error" in r.json()["detail"]
+    deep = "[" * 5_000 + "]" * 5_000  # past the JSON parser's recursion limit
+    r = client.put(
+        "/v1/sessions/s1",
+        content=f'{{"model": "gpt-4", "context_length": 8000, "messages": {deep}}}'.encode(),
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 400 and "nested too deeply to parse" in r.json()["detail"]
     r = client.put(
         "/v1/sessions/s1",
         json={"model": "m", "context_length": 9, "messages": GOOD},

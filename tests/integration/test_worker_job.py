@@ -108,6 +108,23 @@ def test_a_job_compacts_its_session_and_reports_telemetry(rt: Runtime) -> None:
     assert sessions.get_session(rt.db, session_id=session_id).compaction_count == 1
 
 
+def test_tool_arguments_nested_thousands_deep_do_not_fail_the_job(rt: Runtime) -> None:
+    # A gateway may store them (they are a string to the API); the compaction failed with a
+    # RecursionError every time it was retried.
+    deep = '{"command": "x", "rows": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    before = sample_messages()
+    for msg in before:
+        for call in msg.get("tool_calls") or ():
+            call["function"]["arguments"] = deep
+    session_id = seed_session(rt.db, messages=before)
+
+    telemetry = run_job(rt, seed_job(rt.db, session_id), worker=WORKER)
+
+    assert telemetry["status"] == "succeeded", telemetry
+    assert telemetry["tokens_after"] < telemetry["tokens_before"]
+    assert check_transcript(before, active(rt, session_id)) == []
+
+
 def test_a_finished_job_delivered_again_does_nothing(rt: Runtime) -> None:
     session_id = seed_session(rt.db)
     job_id = seed_job(rt.db, session_id)

@@ -451,6 +451,29 @@ def test_the_head_keeps_its_turns_but_not_their_bulk(counter: TokenCounter) -> N
     assert report.tokens_after == sum(counter.count_messages(out))
 
 
+@pytest.mark.parametrize("summarizer", [ScriptedSummarizer(), ExtractiveSummarizer()])
+def test_tool_arguments_nested_thousands_deep_are_read_as_text(
+    counter: TokenCounter, summarizer: Summarizer
+) -> None:
+    # Valid JSON that no recursive reader can walk (an agent's generated data, or an attack):
+    # pruning, redaction, the ledger and the extractive summary take it as an opaque string
+    # instead of failing the compaction with a RecursionError, as they did.
+    deep = '{"command": "make data", "rows": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    msgs: list[Message] = [system("You are a coding agent."), user("Generate the data.")]
+    for i in range(12):
+        msgs += [
+            assistant(None, [ToolCall(f"c{i}", "bash", deep)]),
+            tool_result(f"c{i}", f"row {i}\n" * 120),
+            user(f"next {i} " * 30),
+        ]
+    result = run([*msgs, user("done?")], counter, summarizer, context_length=20_000)
+    report = result.report
+    assert report.summarized_count > 0 and not report.fallback_used and not report.aborted
+    calls = [c for m in result.messages for c in m.tool_calls]
+    assert calls and all(c.arguments == deep for c in calls)  # not JSON to us: left whole
+    assert result.messages[-1] == user("done?")
+
+
 def test_tool_calls_and_results_stay_paired(counter: TokenCounter) -> None:
     for seed in range(5):
         msgs = make_messages(turns=15, seed=seed)

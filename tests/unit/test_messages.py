@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from tests.data import real_transcripts
 from worker.compressor.errors import InvalidTranscriptError
 from worker.compressor.messages import (
+    MAX_NESTING,
     Message,
     _parse_any,
     parse_message,
@@ -84,6 +85,27 @@ def test_malformed_messages_name_index_and_problem(raw: object, needle: str) -> 
     with pytest.raises(InvalidTranscriptError) as info:
         parse_messages(raw)
     assert needle in str(info.value)
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = {"inner": value} if depth % 2 else [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [63, 64, 900])
+def test_a_message_nested_past_the_limit_is_refused(depth: int) -> None:
+    # The message is a level of its own: an extra field nested 63 deep makes 64 levels.
+    msg = {"role": "user", "content": "x", "meta": _nested(depth)}
+    if depth + 1 <= MAX_NESTING:
+        assert parse_messages([msg])[0].extra["meta"] == msg["meta"]
+        return
+    with pytest.raises(InvalidTranscriptError) as info:
+        parse_messages([{"role": "system", "content": "s"}, msg])
+    assert str(info.value) == (
+        "messages[1]: a message may nest objects and arrays at most 64 levels deep"
+    )
 
 
 def test_image_parts_cost_a_fixed_amount_not_their_base64(counter: TokenCounter) -> None:

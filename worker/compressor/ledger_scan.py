@@ -6,10 +6,10 @@ and deterministic, and they stay cheap on large tool outputs (a few precompiled 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 
+from worker.compressor import jsonvalue
 from worker.compressor.shell_words import shell_tokens
 
 # ---------------------------------------------------------------------------------------------
@@ -359,7 +359,7 @@ _DIFF_HEADER = re.compile(r"^(?:diff --git a/\S+ b/(\S+)|\+\+\+ b/(\S+))", re.MU
 def json_object(arguments: str) -> dict[str, object] | None:
     """Tool-call arguments as a JSON object, or None when they are not one."""
     try:
-        value = json.loads(arguments)
+        value = jsonvalue.loads(arguments)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, cast
 
 from worker.compressor.errors import InvalidTranscriptError
+from worker.compressor.jsonvalue import deeper_than
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 Part: TypeAlias = Mapping[str, Any]
@@ -21,6 +22,9 @@ ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
 TEXT_PART_TYPES: frozenset[str] = frozenset({"text"})
 IMAGE_PART_TYPES: frozenset[str] = frozenset({"image_url", "input_image", "image"})
 _MODELLED_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+# A message is a few levels deep (parts, tool calls); a provider's extra fields may add some.
+# Far deeper is refused: it would stop every recursive reader (JSON encoders included) short.
+MAX_NESTING = 64
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -208,6 +212,10 @@ def _parse_any(raw: object, index: int | None) -> Message:
     """Parse one wire message of any shape, or name what is wrong with it."""
     if not isinstance(raw, Mapping):
         raise InvalidTranscriptError(index, f"a message must be a JSON object, got {_kind(raw)}")
+    if type(raw) is dict and deeper_than(raw, MAX_NESTING):
+        raise InvalidTranscriptError(
+            index, f"a message may nest objects and arrays at most {MAX_NESTING} levels deep"
+        )
     role = raw.get("role")
     if not isinstance(role, str) or role not in ROLES:  # a list or object is unhashable
         raise InvalidTranscriptError(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from worker.compressor import jsonvalue
 from worker.compressor.messages import Message, ToolCall, content_text, image_count
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -95,7 +96,7 @@ class _Parsed:
         value = self._values.get(arguments, _INVALID)
         if value is _INVALID and arguments not in self._values:
             try:
-                value = json.loads(arguments)
+                value = jsonvalue.loads(arguments)
             except ValueError:
                 value = _INVALID
             self._values[arguments] = value
@@ -188,7 +189,7 @@ def parse_json_object(arguments: str) -> Mapping[str, Any]:
     if not arguments or arguments[0] != "{":
         return {}
     try:
-        parsed = json.loads(arguments)
+        parsed = jsonvalue.loads(arguments)
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}

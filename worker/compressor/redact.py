@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+from worker.compressor import jsonvalue
 from worker.compressor.messages import Content, Message, Part, ToolCall
 from worker.compressor.needle_screen import NeedleScreen
 from worker.compressor.secret_names import (
@@ -146,7 +147,7 @@ def _redact_url(url: str) -> Redacted:
 def redact_arguments(arguments: str) -> tuple[str, int]:
     """Redact a tool call's JSON arguments, keeping them valid JSON when they were."""
     try:
-        value = json.loads(arguments)
+        value = jsonvalue.loads(arguments)
     except ValueError:
         red = redact_text(arguments)
         return red.text, red.count

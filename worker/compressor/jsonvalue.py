@@ -1,0 +1,63 @@
+"""JSON text to a Python value: ``json.loads``'s answer, from a faster decoder where it can.
+
+Tool-call arguments are parsed several times per compaction (to shrink them, to describe a
+call, to read the ledger's files and commands) and agents put whole files in them. msgspec's
+decoder reads them about three times faster. It takes strict JSON only, so what it refuses goes
+to ``json.loads``, which answers those texts as it always did: a value (NaN, Infinity, a number
+past the float range, a lone surrogate, escaped or not) or the same ``ValueError``. Where both accept a
+text they give equal values (a property test holds them to it).
+
+Nesting deeper than ``MAX_DEPTH`` is a ``ValueError`` too: such a text stays an opaque string
+for every caller, instead of a value that a recursive walk (shrinking, redaction) would
+overflow the stack on. Both decoders would otherwise stop only at Python's recursion limit, at a
+depth that depends on how deep the caller's stack already is.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+_decode = msgspec.json.Decoder().decode
+MAX_DEPTH = 100
+
+
+def loads(text: str) -> Any:
+    """What ``json.loads(text)`` returns, or raises; ``ValueError`` past ``MAX_DEPTH`` levels."""
+    try:
+        value = _decode(text)
+    except (msgspec.DecodeError, UnicodeEncodeError):  # the latter: a lone surrogate in ``text``
+        value = _json_loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    if type(value) in _CONTAINERS and deeper_than(value, MAX_DEPTH):
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def _json_loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+
+
+_CONTAINERS = (dict, list)  # what json and msgspec decode to
+
+
+def deeper_than(value: dict[Any, Any] | list[Any], limit: int) -> bool:
+    """Whether a decoded JSON ``value`` (itself a level) nests objects and arrays more than
+    ``limit`` levels deep. Breadth first, without recursion: the answer never depends on the
+    caller's stack."""
+    level: list[Any] = [value]
+    for _ in range(limit):
+        inner: list[Any] = []
+        for item in level:
+            children = item.values() if type(item) is dict else item
+            inner.extend(c for c in children if type(c) is dict or type(c) is list)
+        if not inner:
+            return False
+        level = inner
+    return True
