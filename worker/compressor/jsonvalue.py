@@ -32,7 +32,8 @@ def loads(text: str) -> Any:
         value = _json_loads(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    if type(value) in _CONTAINERS and deeper_than(value, MAX_DEPTH):
+    # Each level takes two characters: a shorter text cannot nest past the limit.
+    if len(text) > 2 * MAX_DEPTH and type(value) in _CONTAINERS and deeper_than(value, MAX_DEPTH):
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
 
