@@ -54,11 +54,12 @@ def deeper_than(value: dict[Any, Any] | list[Any], limit: int) -> bool:
     caller's stack."""
     level: list[Any] = [value]
     for _ in range(limit):
-        inner: list[Any] = []
-        for item in level:
-            children = item.values() if type(item) is dict else item
-            inner.extend(c for c in children if type(c) is dict or type(c) is list)
-        if not inner:
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) is dict or type(child) is list
+        ]
+        if not level:
             return False
-        level = inner
     return True
