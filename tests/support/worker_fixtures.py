@@ -7,6 +7,7 @@ a transport: a blocking one to hold a job mid-run, failing ones to play provider
 
 from __future__ import annotations
 
+import copy
 import threading
 import uuid
 from collections.abc import Iterator
@@ -34,7 +35,8 @@ SAMPLE_WINDOW = 16_000
 
 
 def sample_messages() -> list[dict[str, Any]]:
-    return [dict(m) for m in dict(real_transcripts())[SAMPLE_ID]]
+    # A deep copy: the loaded transcripts are shared by the whole test session.
+    return copy.deepcopy(list(dict(real_transcripts())[SAMPLE_ID]))
 
 
 def token_counts(messages: list[dict[str, Any]], model: str = MODEL) -> list[int]:
