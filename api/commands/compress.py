@@ -108,6 +108,10 @@ def read_json(path: Path) -> object:
         raise UsageError(
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from exc
+    except RecursionError as exc:
+        raise UsageError(
+            f"{path}: JSON nested too deeply to parse (objects and arrays inside each other)"
+        ) from exc
 
 
 def _messages_of(doc: object, path: Path) -> object:

@@ -111,6 +111,11 @@ def test_a_failing_llm_falls_back_and_says_so(
             '[{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}]',
             "invalid transcript: messages[1]: a tool message needs a non-empty tool_call_id",
         ),
+        ("[" * 5_000 + "]" * 5_000, "JSON nested too deeply to parse"),
+        (
+            '[{"role": "user", "content": "x", "meta": ' + "[" * 70 + "]" * 70 + "}]",
+            "messages[0]: a message may nest objects and arrays at most 64 levels deep",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(

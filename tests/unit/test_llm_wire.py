@@ -12,6 +12,7 @@ import pytest
 from worker.compressor.errors import (
     EmptySummaryError,
     ReasoningOnlyError,
+    SummarizerError,
     SummarizerProtocolError,
     SummarizerRateLimitError,
     SummarizerServerError,
@@ -137,7 +138,9 @@ def test_stream_without_done_or_finish_reason_was_cut() -> None:
         read_stream(sse(delta("partial"), done=False), model="m")
 
 
-@pytest.mark.parametrize("bad", ["data: {broken", "data: [1, 2]"])
+@pytest.mark.parametrize(
+    "bad", ["data: {broken", "data: [1, 2]", "data: " + "[" * 5_000 + "]" * 5_000]
+)
 def test_garbage_in_a_stream_is_a_protocol_error(bad: str) -> None:
     with pytest.raises(SummarizerProtocolError):
         read_stream([*sse(delta("a"), done=False), bad], model="m")
@@ -170,6 +173,26 @@ def test_summary_text_is_stripped_and_keeps_what_follows_a_think_block() -> None
     assert summary_text(Completion(content="\n  ## Goal\n  x \n"), model="m") == "## Goal\n  x"
     assert split_think("  <think>a</think>b") == ("b", "a")
     assert split_think("no <think> here") == ("no <think> here", "")
+
+
+@pytest.mark.parametrize("status", [200, 400])
+def test_an_answer_nested_too_deep_to_parse_is_a_summarizer_error(status: int) -> None:
+    """A real in-memory transport answering JSON nested past the parser's recursion limit
+    (a RecursionError escaped the client before, failing the job instead of falling back)."""
+    deep = b"[" * 5_000 + b"]" * 5_000
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, content=deep, headers={"content-type": "application/json"})
+
+    config = LLMConfig(base_url="http://llm.invalid/v1", models=("a",), stream=False)
+    with (
+        LLMSummarizer(config, transport=httpx.MockTransport(answer)) as llm,
+        pytest.raises(SummarizerError) as info,
+    ):
+        llm.summarize(req())
+    if status == 200:
+        assert isinstance(info.value, SummarizerProtocolError)
+        assert "invalid JSON from model 'a'" in str(info.value)
 
 
 def test_client_translates_transport_exceptions_once() -> None:

@@ -89,7 +89,7 @@ def parse_error_body(raw: bytes) -> ProviderError:
     """Pull code/type/param/message out of any of the common error shapes (or none)."""
     try:
         data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # nested too deep
         return ProviderError(message=_snippet(raw.decode("utf-8", "replace")))
     if not isinstance(data, dict):
         return ProviderError(message=_snippet(str(data)))

@@ -299,7 +299,8 @@ class LLMSummarizer:
             return read_stream(raw.decode("utf-8", "replace").splitlines(), model=model)
         try:
             data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            # RecursionError: JSON nested past the parser's limit, from a broken or hostile server.
             raise SummarizerProtocolError(
                 f"invalid JSON from model {model!r}: {exc}", model=model
             ) from exc

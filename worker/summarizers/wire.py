@@ -138,7 +138,7 @@ class StreamReader:
             return
         try:
             chunk = json.loads(payload)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:  # the latter: nested too deep
             raise SummarizerProtocolError(
                 f"invalid JSON in the stream from {self.model!r}: {exc}", model=self.model
             ) from exc
