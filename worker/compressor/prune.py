@@ -93,17 +93,17 @@ class _Parsed:
 
     def value(self, arguments: str) -> Any:
         """The parsed JSON, or ``_INVALID``."""
-        value = self._values.get(arguments, _INVALID)
-        if value is _INVALID and arguments not in self._values:
-            try:
-                value = jsonvalue.loads(arguments)
-            except ValueError:
-                value = _INVALID
-            self._values[arguments] = value
+        if arguments in self._values:
+            return self._values[arguments]
+        try:
+            value = jsonvalue.loads(arguments)
+        except ValueError:
+            value = _INVALID
+        self._values[arguments] = value
         return value
 
     def mapping(self, arguments: str) -> Mapping[str, Any]:
-        """As ``parse_json_object``."""
+        """The arguments as a mapping; {} when they are not a JSON object."""
         if not arguments or arguments[0] != "{":
             return {}
         value = self.value(arguments)
@@ -186,13 +186,7 @@ def describe_call(
 
 def parse_json_object(arguments: str) -> Mapping[str, Any]:
     """Tool-call arguments as a mapping; {} when they are not a JSON object."""
-    if not arguments or arguments[0] != "{":
-        return {}
-    try:
-        parsed = jsonvalue.loads(arguments)
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
+    return _Parsed().mapping(arguments)
 
 
 def snippet(text: str, limit: int = _SNIPPET_CHARS) -> str:
