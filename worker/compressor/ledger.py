@@ -124,9 +124,9 @@ def _absent_kinds(messages: Sequence[Message]) -> set[Kind]:
     asking the window once (a match in the joined text may span two messages: then every
     message is asked, as without this test).
     """
-    window = "\n".join(
-        part for msg in messages for part in (msg.text(), *(c.arguments for c in msg.tool_calls))
-    )
+    texts = [msg.content if type(msg.content) is str else msg.text() for msg in messages]
+    texts += [call.arguments for msg in messages if msg.tool_calls for call in msg.tool_calls]
+    window = "\n".join(texts)
     tests: tuple[tuple[Kind, Callable[[str], bool]], ...] = (
         ("error", scan.may_hold_errors),
         ("url", scan.may_hold_urls),
