@@ -282,7 +282,8 @@ def disagreement(fast: FastEncoding, reference: tiktoken.Encoding) -> str | None
         if decode(rank) != token:
             return f"token {rank} is {decode(rank)!r}, tiktoken has {token!r}"
     for text in _PROBES:
-        ours, theirs = fast.count_ordinary(text), len(reference.encode_ordinary(text))
-        if ours != theirs or fast.encode_ordinary(text) != reference.encode_ordinary(text):
-            return f"{text[:40]!r}: {ours} tokens, tiktoken counts {theirs}"
+        ids = reference.encode_ordinary(text)
+        ours = fast.count_ordinary(text)
+        if ours != len(ids) or fast.encode_ordinary(text) != ids:
+            return f"{text[:40]!r}: {ours} tokens, tiktoken counts {len(ids)}"
     return None

@@ -4,8 +4,8 @@ Tool-call arguments are parsed several times per compaction (to shrink them, to 
 call, to read the ledger's files and commands) and agents put whole files in them. msgspec's
 decoder reads them about three times faster. It takes strict JSON only, so what it refuses goes
 to ``json.loads``, which answers those texts as it always did: a value (NaN, Infinity, a number
-past the float range, a lone surrogate, escaped or not) or the same ``ValueError``. Where both accept a
-text they give equal values (a property test holds them to it).
+past the float range, a lone surrogate, escaped or not) or the same ``ValueError``. Where both
+accept a text they give equal values (a property test holds them to it).
 
 Nesting deeper than ``MAX_DEPTH`` is a ``ValueError`` too: such a text stays an opaque string
 for every caller, instead of a value that a recursive walk (shrinking, redaction) would
@@ -22,27 +22,22 @@ import msgspec
 
 _decode = msgspec.json.Decoder().decode
 MAX_DEPTH = 100
+_TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
 
 
 def loads(text: str) -> Any:
     """What ``json.loads(text)`` returns, or raises; ``ValueError`` past ``MAX_DEPTH`` levels."""
     try:
-        value = _decode(text)
-    except (msgspec.DecodeError, UnicodeEncodeError):  # the latter: a lone surrogate in ``text``
-        value = _json_loads(text)
+        try:
+            value = _decode(text)
+        except (msgspec.DecodeError, UnicodeEncodeError):  # the latter: a raw lone surrogate
+            value = json.loads(text)
     except RecursionError:
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+        raise ValueError(_TOO_DEEP) from None
     # Each level takes two characters: a shorter text cannot nest past the limit.
     if len(text) > 2 * MAX_DEPTH and type(value) in _CONTAINERS and deeper_than(value, MAX_DEPTH):
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        raise ValueError(_TOO_DEEP)
     return value
-
-
-def _json_loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
 
 
 _CONTAINERS = (dict, list)  # what json and msgspec decode to
