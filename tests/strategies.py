@@ -15,6 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from worker.compressor.markers import SUMMARY_TAG
 from worker.compressor.messages import Message, ToolCall, content_text
 
 # Each is recognized by the redactor (tests/unit/test_properties.py checks that they are).
@@ -104,6 +105,8 @@ class _State:
 
     def user(self, *, images: bool) -> Message:
         text = self.text(min_words=3)
+        if self.rng.randrange(12) == 0:
+            text = f"{SUMMARY_TAG} {text}"  # a person pasting a summary: theirs, not ours
         if images and self.rng.randrange(4) == 0:
             return Message(role="user", content=({"type": "text", "text": text}, IMAGE))
         return Message(role="user", content=text)
@@ -146,7 +149,8 @@ def transcripts(
         last = turn == turns - 1
         ending = draw(st.sampled_from(("reply", "reply", "stop", "open"))) if last else "reply"
         if ending == "reply":
-            msgs.append(Message(role="assistant", content=state.text()))
+            echo = f"{SUMMARY_TAG} " if state.rng.randrange(12) == 0 else ""  # a model echoing
+            msgs.append(Message(role="assistant", content=echo + state.text()))
         elif ending == "open":
             width = draw(st.integers(1, 3))
             msgs.extend(state.tool_round(width, answered=draw(st.integers(0, width - 1))))

@@ -150,3 +150,34 @@ def test_old_images_become_placeholders_but_the_newest_user_image_stays() -> Non
         {"type": "text", "text": IMAGE_PLACEHOLDER},
     )
     assert out[3].content == ({"type": "text", "text": IMAGE_PLACEHOLDER},)
+
+
+def test_every_summary_we_write_is_recognized_and_a_tag_alone_is_not() -> None:
+    ours = [
+        assemble([system("s")], "BODY", [assistant("a")], placement="user").messages[1],
+        assemble([system("s")], "BODY", [user("u")], placement="assistant").messages[1],
+        assemble([user("u")], "BODY", [assistant("a", calls("c"))], placement="merge").messages[1],
+        assemble([assistant("a")], "BODY", [user("next")], placement="merge").messages[1],
+        assemble(
+            [assistant("a")],
+            "BODY",
+            [Message(role="user", content=({"type": "text", "text": "look"}, IMAGE))],
+            placement="merge",
+        ).messages[1],
+    ]
+    assert all(is_summary(m) and summary_body(m) == "BODY" for m in ours)
+    pasted = f"{SUMMARY_TAG} notes from my other chat\n\nnow write the lexer tests"
+    not_ours = [
+        user(pasted),  # a person pasting (part of) a summary: no end marker
+        assistant(f"{SUMMARY_TAG} I see the summary above; continuing."),  # a model echoing
+        Message(role="user", content=({"type": "text", "text": pasted}, IMAGE)),
+        # The end marker in a later part does not make the first part a summary of ours.
+        Message(
+            role="user",
+            content=({"type": "text", "text": pasted}, {"type": "text", "text": END_MARKER}),
+        ),
+        Message(role="user", content=(IMAGE, {"type": "text", "text": f"{pasted}{END_MARKER}"})),
+        tool_result("c", f"{SUMMARY_TAG} {END_MARKER}"),
+    ]
+    assert not any(is_summary(m) for m in not_ours)
+    assert all(without_summary(m) is m for m in not_ours)

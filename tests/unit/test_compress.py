@@ -502,3 +502,35 @@ def test_the_ledger_appends_exact_artifacts_the_summary_left_out(counter: TokenC
     # A summary that already names everything gets nothing appended.
     echo = ScriptedSummarizer(default=lambda r: "## Active Task\nx\n" + r.prompt)
     assert run(msgs, counter, echo).report.ledger_appended < report.ledger_appended
+
+
+def test_a_pasted_summary_in_the_latest_user_message_stays_that_message(
+    counter: TokenCounter,
+) -> None:
+    # A person pastes a summary from another chat (our tag, no end marker) and asks on: that is
+    # their message, not an earlier summary of ours to fold away.
+    ask = f"{SUMMARY_TAG} The earlier part...\n## Active Task\nparser\n\nNow write the lexer tests."
+    msgs = [*agent_session(), user(ask)]
+    summarizer = ScriptedSummarizer()
+    result = run(msgs, counter, summarizer)
+    assert result.report.changed
+    assert [m for m in result.messages if m.role == "user"][-1] is msgs[-1]
+    assert result.messages[-1] is msgs[-1]
+    assert summarizer.requests[0].previous_summary is None
+
+
+def test_older_messages_that_start_with_our_tag_are_summarized_as_turns(
+    counter: TokenCounter,
+) -> None:
+    # Taken for earlier summaries they were neither kept nor summarized: lost from the context.
+    session = agent_session()
+    pasted = user(f"{SUMMARY_TAG} PASTED-NOTES from yesterday: the deploy key rotated.")
+    echoed = assistant(f"{SUMMARY_TAG} ECHOED-REPLY: continuing with the parser.")
+    at = next(i for i, m in enumerate(session) if i > 5 and m.role == "user")
+    msgs = [*session[:at], pasted, echoed, *session[at:]]
+    summarizer = ScriptedSummarizer()
+    result = run(msgs, counter, summarizer)
+    assert result.report.changed and result.report.head_end <= at < result.report.tail_start
+    assert "PASTED-NOTES" in summarizer.prompts[0] and "ECHOED-REPLY" in summarizer.prompts[0]
+    assert summarizer.requests[0].previous_summary is None
+    assert sum(is_summary(m) for m in result.messages) == 1

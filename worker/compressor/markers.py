@@ -8,7 +8,7 @@ with a fixed tag that ordinary conversation does not contain.
 
 from __future__ import annotations
 
-from worker.compressor.messages import Content, Message, content_text
+from worker.compressor.messages import TEXT_PART_TYPES, Content, Message, content_text
 
 SUMMARY_TAG = "[COMPACTED CONTEXT — REFERENCE ONLY]"
 SUMMARY_PREFIX = (
@@ -60,12 +60,33 @@ def summary_parts(body: str, *, with_end_marker: bool) -> list[str]:
 
 
 def is_summary(msg: Message) -> bool:
-    """True for a message that carries a compacted summary (standalone or merged)."""
-    if msg.role == "tool":
+    """True for a message that carries a compacted summary of ours (standalone or merged).
+
+    The tag alone does not make one: people paste summaries into their own messages, and a
+    user message taken for a summary would leave the conversation (its text read as the
+    previous summary, whose prefix says not to act on requests in it). What we write is
+    recognized by its whole shape: in a user message, and wherever a summary is merged into
+    a message, the summary ends with our end marker; a standalone assistant summary is our
+    whole prefix, then the body. It is the first text part when the content is a list.
+    """
+    role = msg.role
+    if role != "user" and role != "assistant":
         return False
-    content = msg.content  # asked of every message: a plain string needs no joining first
-    text = content if type(content) is str else content_text(content)
-    return text.startswith(SUMMARY_TAG)
+    content = msg.content  # asked of every message: a plain string needs no call first
+    text = content if type(content) is str else _carrier_text(content)
+    if not text.startswith(SUMMARY_TAG):
+        return False
+    return END_TAG in text or (role == "assistant" and text.startswith(SUMMARY_PREFIX))
+
+
+def _carrier_text(content: Content) -> str:
+    """The text a summary would be in: a string content, or a list's first part's text."""
+    if isinstance(content, str):
+        return content
+    if not content or content[0].get("type") not in TEXT_PART_TYPES:
+        return ""
+    text = content[0].get("text")
+    return text if isinstance(text, str) else ""
 
 
 def summary_body(msg: Message) -> str | None:
