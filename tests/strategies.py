@@ -55,6 +55,9 @@ class _State:
 
     rng: random.Random
     secrets_on: bool
+    # Ids numbered afresh in every assistant message (call_0, call_1...), as some providers do:
+    # unique only within a message.
+    ids_per_turn: bool = False
     calls: int = 0
     outputs: list[str] = field(default_factory=list)  # earlier outputs, to repeat some
     secrets: list[str] = field(default_factory=list)  # every secret placed in the transcript
@@ -83,7 +86,7 @@ class _State:
         self.outputs.append(out)
         return out
 
-    def tool_call(self) -> ToolCall:
+    def tool_call(self, index: int) -> ToolCall:
         rng = self.rng
         self.calls += 1
         name = rng.choice(TOOL_NAMES)
@@ -92,11 +95,12 @@ class _State:
             arg = " ".join([arg] * rng.randint(1, 30))  # long arguments: shrink material
         key = {"bash": "command", "search_files": "pattern"}.get(name, "path")
         args = {key: arg, "content": arg} if name == "write_file" else {key: arg}
-        return ToolCall(id=f"call_{self.calls}", name=name, arguments=json.dumps(args))
+        number = index if self.ids_per_turn else self.calls
+        return ToolCall(id=f"call_{number}", name=name, arguments=json.dumps(args))
 
     def tool_round(self, width: int, *, answered: int | None = None) -> list[Message]:
         """An assistant message with ``width`` parallel calls, then ``answered`` results."""
-        calls = [self.tool_call() for _ in range(width)]
+        calls = [self.tool_call(i) for i in range(width)]
         intro = self.text() if self.rng.randrange(2) else None
         out: list[Message] = [Message(role="assistant", content=intro, tool_calls=tuple(calls))]
         for call in calls[: width if answered is None else answered]:
@@ -139,7 +143,11 @@ def transcripts(
     secrets: bool = True,
 ) -> Transcript:
     """A valid transcript; see the module docstring for its shape."""
-    state = _State(random.Random(draw(st.integers(0, 2**32))), secrets_on=secrets)
+    state = _State(
+        random.Random(draw(st.integers(0, 2**32))),
+        secrets_on=secrets,
+        ids_per_turn=draw(st.booleans()),
+    )
     msgs = [Message(role="system", content=f"You are a coding agent. {state.text(min_words=5)}")]
     turns = draw(st.integers(1, max_turns))
     for turn in range(turns):

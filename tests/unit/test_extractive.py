@@ -122,3 +122,19 @@ def test_is_a_summarizer_that_reads_the_window() -> None:
     response = summarizer.summarize(request)
     assert response.model == "extractive"
     assert "Now add a changelog entry." in response.text
+
+
+def test_reused_call_ids_keep_each_action_with_its_own_outcome() -> None:
+    msgs = [
+        user("Build and test."),
+        assistant(None, [bash("call_0", "make build")]),
+        tool_result("call_0", "<returncode>0</returncode>\n<output>\nbuilt\n</output>"),
+        assistant(None, [bash("call_0", "pytest -q")]),
+        tool_result("call_0", "<returncode>1</returncode>\n<output>\n1 failed\n</output>"),
+        assistant("One test fails."),
+    ]
+    sections = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))
+    assert sections["Completed Actions"].splitlines() == [
+        "1. RAN `make build` - exit 0, 1 line [tool: bash]",
+        '2. RAN `pytest -q` - exit 1, 1 line, last: "1 failed" [tool: bash]',
+    ]

@@ -533,3 +533,18 @@ def test_a_ten_thousand_message_window_yields_a_ledger_of_a_few_hundred_tokens(
     assert counter.count_text(ledger.render()) <= 650
     assert elapsed < 30  # measured ~2 s on a loaded 2-core machine; linear in the window
     assert extract_ledger(msgs) == ledger  # deterministic
+
+
+def test_reused_call_ids_pair_each_command_with_its_own_result() -> None:
+    # Ids numbered afresh in every turn (call_0, call_0, ...) are unique only within a turn.
+    msgs = [
+        *ran("call_0", "make build", "built", 0),
+        *ran("call_0", "pytest -q", "1 failed", 1),
+        *ran("call_0", "ls", "a.py", 2),
+    ]
+    commands = extract_ledger(msgs).of_kind("command")
+    assert [(c.text, c.exit_code) for c in commands] == [
+        ("make build", 0),
+        ("pytest -q", 1),
+        ("ls", 2),
+    ]

@@ -11,10 +11,15 @@ from worker.compressor.errors import InvalidTranscriptError
 from worker.compressor.messages import (
     MAX_NESTING,
     Message,
+    ToolCall,
     _parse_any,
+    answered_calls,
+    assistant,
     parse_message,
     parse_messages,
     to_wire_list,
+    tool_result,
+    user,
 )
 from worker.compressor.tokens import IMAGE_TOKENS, TokenCounter, encoding_name_for_model
 
@@ -191,3 +196,24 @@ def test_common_shapes_parse_exactly_as_the_general_parser_does(raw: dict[str, A
     except InvalidTranscriptError as exc:
         got = str(exc)
     assert got == expected
+
+
+def test_a_result_answers_the_newest_call_before_it_with_its_id() -> None:
+    first = ToolCall("call_0", "bash", "{}")
+    second = ToolCall("call_0", "bash", '{"command": "ls"}')
+    other = ToolCall("call_1", "bash", "{}")
+    msgs = [
+        tool_result("call_0", "before any call"),
+        assistant(None, [first]),
+        tool_result("call_0", "a"),
+        user("next"),
+        assistant(None, [second, other]),
+        tool_result("call_1", "c"),
+        tool_result("call_0", "b"),
+        tool_result("call_9", "unknown"),
+    ]
+    answered = answered_calls(msgs)
+    assert len(answered) == len(msgs)
+    assert answered[2] is first and answered[6] is second and answered[5] is other
+    assert answered[0] is None and answered[7] is None
+    assert answered[1] is None and answered[3] is None and answered[4] is None

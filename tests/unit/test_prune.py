@@ -171,3 +171,17 @@ def test_safe_prefix_never_keeps_a_fragment_of_a_word_or_quote(
 def test_snippet_is_one_line() -> None:
     assert snippet("cd /x &&\n  make   test") == "cd /x && make test"
     assert snippet("word " * 40, 20) == "word word word word…"
+
+
+def test_reused_call_ids_describe_each_result_by_its_own_call() -> None:
+    # Some providers number the calls of every turn afresh: the ids repeat across turns.
+    msgs = [
+        assistant(None, [call("call_0", "bash", command="ls -la")]),
+        tool_result("call_0", bash_output(0, 30)),
+        assistant(None, [call("call_0", "bash", command="pytest -x")]),
+        tool_result("call_0", bash_output(1, 40, last="1 failed")),
+        user("and?"),
+    ]
+    out = prune_all(msgs)
+    assert out[1].content == "[bash] ran `ls -la` -> exit 0, 30 lines"
+    assert out[3].content == '[bash] ran `pytest -x` -> exit 1, 40 lines, last: "1 failed"'

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from worker.compressor.markers import summary_body
-from worker.compressor.messages import Message, ToolCall, content_text
+from worker.compressor.messages import Message, ToolCall, content_text, result_texts
 from worker.compressor.prompts import SECTIONS
 from worker.compressor.prune import describe_call, parse_json_object, safe_prefix, snippet
 from worker.compressor.summarizer import SummaryRequest, SummaryResponse
@@ -138,7 +138,7 @@ class _Caps:
 
 def _collect(window: Sequence[Message], recent_turns: int) -> _Facts:
     facts = _Facts()
-    results = {m.tool_call_id: content_text(m.content) for m in window if m.role == "tool"}
+    results = result_texts(window)
     for msg in window:
         body = summary_body(msg)
         text = content_text(msg.content) if body is None else ""
@@ -167,7 +167,7 @@ def _user_turn(facts: _Facts, text: str) -> None:
     facts.files.extend(_PATH_TOKEN.findall(text))
 
 
-def _assistant_turn(facts: _Facts, msg: Message, text: str, results: dict[str | None, str]) -> None:
+def _assistant_turn(facts: _Facts, msg: Message, text: str, results: dict[int, str]) -> None:
     if text.strip() and not msg.tool_calls:
         # A reply: the asks before it count as answered.
         answered = [f"{ask} -> {snippet(text, 200)}" for ask in facts.pending if "?" in ask]
@@ -176,7 +176,7 @@ def _assistant_turn(facts: _Facts, msg: Message, text: str, results: dict[str | 
     if text.strip():
         facts.last_assistant = text
     for call in msg.tool_calls:
-        facts.actions.append(_action(call, results.get(call.id)))
+        facts.actions.append(_action(call, results.get(id(call))))
         paths = _call_paths(call)
         facts.files.extend(paths)
         if any(w in call.name.lower() for w in ("write", "edit", "create", "patch", "replace")):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from worker.compressor import ledger_scan as scan
-from worker.compressor.messages import Message, ToolCall
+from worker.compressor.messages import Message, ToolCall, result_texts
 from worker.compressor.redact import redact_text
 
 Kind: TypeAlias = Literal["file", "command", "error", "url", "id"]
@@ -139,9 +139,7 @@ class _Scanner:
     """What each message holds; a tool call's arguments are read once however often they recur."""
 
     def __init__(self, messages: Sequence[Message]) -> None:
-        self._results = {
-            m.tool_call_id: m.text() for m in messages if m.role == "tool" and m.tool_call_id
-        }
+        self._results = result_texts(messages)
         # (tool, arguments) -> what they hold, for the kinds wanted when first read; the
         # wanted kinds only ever shrink, so a later reading needs a subset of that.
         self._arguments: dict[tuple[str, str], tuple[list[_Occurrence], str | None]] = {}
@@ -170,7 +168,7 @@ class _Scanner:
         held, command = known
         found = [item for item in held if item[0] in wanted]
         if command is not None and "command" in wanted:
-            result = self._results.get(call.id)
+            result = self._results.get(id(call))
             found.append(("command", command, None if result is None else scan.exit_code(result)))
         return found
 

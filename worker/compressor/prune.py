@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from worker.compressor import jsonvalue
-from worker.compressor.messages import Message, ToolCall, content_text, image_count
+from worker.compressor.messages import (
+    Message,
+    ToolCall,
+    answered_calls,
+    content_text,
+    image_count,
+)
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EXIT_LINE = re.compile(r"(?im)^\s*(?:exit(?:ed with)?[ _]?(?:code|status)[:= ]*)(-?\d+)\b")
@@ -54,7 +60,7 @@ def prune_window(
     Nothing is redacted here (the serialized window is, as a whole), so every cut is made with
     ``safe_prefix``: it never keeps part of a secret that the redactor could no longer recognize.
     """
-    calls = _calls_by_id(msgs[start:end])
+    answered = answered_calls(msgs[start:end])
     newer = _duplicated_outputs(msgs, start, end, min_chars=min_chars)
     parsed = _Parsed()  # a call's arguments are read to shrink them and to describe its result
     out: list[Message] = []
@@ -68,7 +74,7 @@ def prune_window(
                 deduped += 1
                 continue
             if len(content_text(msg.content)) >= min_chars:
-                call = calls.get(msg.tool_call_id or "")
+                call = answered[i - start]
                 args = parsed.mapping(call.arguments) if call else {}
                 out.append(msg.with_content(describe_tool_result(msg, call, args=args)))
                 pruned += 1
@@ -108,10 +114,6 @@ class _Parsed:
             return {}
         value = self.value(arguments)
         return value if isinstance(value, dict) else {}
-
-
-def _calls_by_id(msgs: Sequence[Message]) -> dict[str, ToolCall]:
-    return {call.id: call for msg in msgs for call in msg.tool_calls}
 
 
 def _duplicated_outputs(
