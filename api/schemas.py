@@ -26,12 +26,19 @@ _LINE_BREAKS_AND_TABS = frozenset("\t\n\r")
 
 
 def _no_controls(value: str, allowed: frozenset[str] = frozenset()) -> str:
-    """Refuse C0 control characters and DEL (U+0000 cannot even be stored by PostgreSQL)."""
+    """Refuse C0 control characters and DEL (U+0000 cannot even be stored by PostgreSQL), and
+    lone surrogates (a JSON escape such as \\ud800 without its other half: not Unicode text,
+    which no database takes; pydantic refuses them itself only where it reads the JSON)."""
     if value.isprintable():  # the common case, in C
         return value
     for i, ch in enumerate(value):
         if (ch < " " or ch == "\x7f") and ch not in allowed:
             raise ValueError(f"must not contain control characters (U+{ord(ch):04X} at index {i})")
+        if "\ud800" <= ch <= "\udfff":
+            raise ValueError(
+                f"must not contain a lone surrogate (U+{ord(ch):04X} at index {i}): "
+                "that is not Unicode text"
+            )
     return value
 
 

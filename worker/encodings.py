@@ -146,12 +146,26 @@ class FastEncoding:
         self._encode_flat = tokenizer.encode_flat
 
     def encode_ordinary(self, text: str) -> list[int]:
-        ids: list[int] = self._tokenizer.encode_ordinary(text)
+        try:
+            ids: list[int] = self._tokenizer.encode_ordinary(text)
+        except UnicodeEncodeError:
+            ids = self._tokenizer.encode_ordinary(_as_tiktoken_reads(text))
         return ids
 
     def count_ordinary(self, text: str) -> int:
         # encode_flat packs the ids as 4-byte integers into one bytes object.
-        return len(self._encode_flat(text)) >> 2
+        try:
+            return len(self._encode_flat(text)) >> 2
+        except UnicodeEncodeError:
+            return len(self._encode_flat(_as_tiktoken_reads(text))) >> 2
+
+
+def _as_tiktoken_reads(text: str) -> str:
+    """A text holding surrogates, as tiktoken encodes it: a pair joined, a lone one U+FFFD.
+
+    (Ingestion refuses lone surrogates; this keeps the two engines' counts equal on every str.)
+    """
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 # Texts where a pre-tokenizer that differs from tiktoken's would count differently: English

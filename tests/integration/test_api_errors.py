@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -91,6 +92,15 @@ PUT_CASES: list[tuple[str, Any, int, str]] = [
     ("tool arguments too long", {"messages": [GOOD[0], {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c", "type": "function", "function": {"name": "f", "arguments": "a" * 5_001}}]}]}, 413,
      "messages[1]: content is 5011 characters"),
+    # A JSON escape of half a surrogate pair (a JavaScript gateway can send one): not text.
+    # Counting it was a 500; stored, it could not be read back.
+    ("lone surrogate in a message", {"messages": [GOOD[0], {"role": "user", "content": "ok \ud83d"}]},
+     422, "messages[1]: content holds a lone surrogate (U+D83D) at character 3: that is not Unicode"),
+    ("lone surrogate in tool arguments", {"messages": [GOOD[0], {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}\udc00"}}]}]}, 422,
+     "messages[1]: tool_calls[0].function.arguments holds a lone surrogate (U+DC00) at character 2"),
+    ("lone surrogate in the model", {"model": "gpt\ud800"}, 422,
+     "model: Input should be a valid string, unable to parse raw data as a unicode string"),
     # Stored, it could not be read back (GET .../messages was a 500) nor compacted.
     ("extra field nested 600 deep", {"messages": [GOOD[0], {"role": "user", "content": "x", "meta": nested(600)}]},
      422, "messages[1]: a message may nest objects and arrays at most 64 levels deep"),
@@ -106,7 +116,7 @@ def test_bad_snapshots_are_refused_and_change_nothing(
     before = dump(limited_api.settings.database_url)
     body = {"model": "gpt-4", "context_length": 8000, "messages": GOOD} | change
     for session_id in ("s1", "new"):
-        r = limited_api.client.put(f"/v1/sessions/{session_id}", json=body)
+        r = put_json(limited_api, f"/v1/sessions/{session_id}", body)
         assert r.status_code == status, r.text
         assert r.headers["content-type"] == "application/problem+json"
         problem = r.json()
@@ -116,6 +126,13 @@ def test_bad_snapshots_are_refused_and_change_nothing(
     assert limited_api.queued_job_ids() == []
 
 
+def put_json(api: Api, url: str, body: Any, method: str = "PUT") -> httpx.Response:
+    """The body as ASCII JSON: escapes carry what UTF-8 cannot (half a surrogate pair)."""
+    return api.client.request(
+        method, url, content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+
+
 def test_bad_appends_are_refused_and_change_nothing(limited_api: Api) -> None:
     before = dump(limited_api.settings.database_url)
     cases = [
@@ -123,9 +140,14 @@ def test_bad_appends_are_refused_and_change_nothing(limited_api: Api) -> None:
         ({"messages": TOOL_WITHOUT_ID[-1:]}, 422, "messages[0]: a tool message needs"),
         ({"messages": GOOD * 7}, 413, "35 messages in one request"),
         ({}, 422, "messages: Field required"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": "\udfff"}]}]},
+            422,
+            "messages[0]: content[0].text holds a lone surrogate (U+DFFF) at character 0",
+        ),
     ]
     for body, status, detail in cases:
-        r = limited_api.client.post("/v1/sessions/s1/messages", json=body)
+        r = put_json(limited_api, "/v1/sessions/s1/messages", body, method="POST")
         assert (r.status_code, detail in r.json()["detail"]) == (status, True), r.text
     assert dump(limited_api.settings.database_url) == before
 
@@ -165,6 +187,13 @@ def test_malformed_requests(limited_api: Api) -> None:
     assert (
         r.status_code == 422
         and "focus_topic: Value error, must not contain control" in r.json()["detail"]
+    )
+    r = put_json(limited_api, "/v1/sessions/s1/compact", {"focus_topic": "a\ud800"}, "POST")
+    # This body is read as Python values, not by pydantic's JSON parser: the job row could not
+    # store it (a 500 on both databases).
+    assert r.status_code == 422 and (
+        "focus_topic: Value error, must not contain a lone surrogate (U+D800 at index 1)"
+        in r.json()["detail"]
     )
     r = client.post(
         "/v1/sessions/s1/messages", json={"messages": GOOD[-1:], "prompt_tokens": 2**63}

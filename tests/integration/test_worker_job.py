@@ -6,6 +6,7 @@ Real worker processes (redelivery after kill -9, heartbeats) are in test_worker_
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from datetime import date
@@ -367,6 +368,35 @@ def test_nul_characters_in_turns_summaries_and_errors_are_stored_on_every_databa
         assert kept is not None and "fix it\ufffd now" in kept and "\x00" not in kept
         archived = sessions.archived_messages(scripted.db, session_id=session_id)
         assert [m.message for m in archived] == before[: len(archived)]  # the NUL is kept there
+
+        other = seed_session(failing.db, messages=before)
+        telemetry = run_job(failing, seed_job(failing.db, other), worker=WORKER)
+        assert telemetry["fallback_used"] is True, telemetry
+        row = jobs.get_job(failing.db, job_id=telemetry["id"])
+        assert row.error is not None and "bad\ufffdgw" in row.error
+    finally:
+        close_runtime(scripted)
+        close_runtime(failing)
+
+
+def test_lone_surrogates_from_a_summarizer_or_an_error_are_stored_as_replacement_characters(
+    settings: Settings,
+) -> None:
+    # Half a surrogate pair (an answer's JSON escape without its other half) is no text that
+    # UTF-8 or a database takes: the summary and error texts keep U+FFFD in its place.
+    before = sample_messages()
+    scripted = runtime_for(settings, ScriptedSummarizer(default="## Active Task\nfix \ud83d now"))
+    failing = runtime_for(
+        settings, RaisingSummarizer(SummarizerServerError("bad\udc00gw", status=502))
+    )
+    try:
+        session_id = seed_session(scripted.db, messages=before)
+        telemetry = run_job(scripted, seed_job(scripted.db, session_id), worker=WORKER)
+        assert telemetry["status"] == "succeeded", telemetry
+        kept = sessions.get_session(scripted.db, session_id=session_id).previous_summary
+        assert kept is not None and "fix \ufffd now" in kept
+        active = sessions.active_messages(scripted.db, session_id=session_id)
+        assert json.dumps([m.message for m in active], ensure_ascii=False).encode("utf-8")
 
         other = seed_session(failing.db, messages=before)
         telemetry = run_job(failing, seed_job(failing.db, other), worker=WORKER)

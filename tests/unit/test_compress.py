@@ -534,3 +534,30 @@ def test_older_messages_that_start_with_our_tag_are_summarized_as_turns(
     assert "PASTED-NOTES" in summarizer.prompts[0] and "ECHOED-REPLY" in summarizer.prompts[0]
     assert summarizer.requests[0].previous_summary is None
     assert sum(is_summary(m) for m in result.messages) == 1
+
+
+def test_escaped_lone_surrogates_in_arguments_leave_no_lone_surrogate_in_the_output(
+    counter: TokenCounter,
+) -> None:
+    # Arguments are a JSON string; a JavaScript agent can write half a surrogate pair in it as
+    # an escape. The arguments themselves are ASCII and valid, but what we derive from their
+    # value (one-line descriptions, shrunk arguments, the summary) must be UTF-8 text.
+    half = "\\ud83d"
+    args = json.dumps({"command": "echo x"})[:-2] + half + '"}'
+    write = '{"path": "a.txt", "content": "' + "long " * 100 + half + '"}'
+    msgs = [*agent_session()]
+    at = next(i for i, m in enumerate(msgs) if i > 5 and m.role == "user")
+    msgs[at:at] = [
+        assistant("Running.", [ToolCall("s1", "bash", args), ToolCall("s2", "write_file", write)]),
+        tool_result("s1", "<returncode>0</returncode><output>\n" + "line\n" * 100 + "</output>"),
+        tool_result("s2", "written " * 60),
+        assistant("Ran it."),
+    ]
+    for summarizer in (ScriptedSummarizer(), ExtractiveSummarizer()):
+        result = run(msgs, counter, summarizer, config=CompressConfig(context_length=6_000))
+        assert result.report.changed
+        wire = json.dumps([m.text() for m in result.messages], ensure_ascii=False)
+        wire += json.dumps([c.arguments for m in result.messages for c in m.tool_calls])
+        wire += result.summary or ""
+        wire.encode("utf-8")  # raises on a lone surrogate
+        assert list(result.token_counts) == counter.count_messages(result.messages)

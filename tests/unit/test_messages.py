@@ -136,7 +136,10 @@ def test_encoding_follows_model_family() -> None:
 # ---------------------------------------------------------------------------------------------
 # The fast path for common shapes gives what the general parser gives, or leaves it the case.
 
-ODD_VALUES: list[object] = ["", None, 3, [], {}, "c1", "function", [{"type": "text", "text": "hi"}]]
+ODD_VALUES: list[object] = [
+    *("", None, 3, [], {}, "c1", "function", [{"type": "text", "text": "hi"}]),
+    *("a\ud800", "\udc00", "é 😀"),  # lone surrogates (refused) and a character beyond the BMP
+]
 
 
 def _valid_call(i: int) -> dict[str, Any]:
@@ -217,3 +220,41 @@ def test_a_result_answers_the_newest_call_before_it_with_its_id() -> None:
     assert answered[2] is first and answered[6] is second and answered[5] is other
     assert answered[0] is None and answered[7] is None
     assert answered[1] is None and answered[3] is None and answered[4] is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        ({"role": "user", "content": "bad \ud800 x"}, "content holds a lone surrogate (U+D800)"),
+        ({"role": "user", "content": [{"type": "text", "text": "\udfff"}]}, "content[0].text"),
+        ({"role": "tool", "content": "x", "tool_call_id": "c\udc00"}, "tool_call_id"),
+        (
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": '{"a": 1}\ud83d'},
+                    }
+                ],
+            },
+            "tool_calls[0].function.arguments holds a lone surrogate (U+D83D) at character 8",
+        ),
+        ({"role": "user", "content": "x", "meta": {"k": ["a", "\ud800"]}}, "meta.k[1]"),
+        ({"role": "user", "content": "x", "\ud800": 1}, "the key '\\ud800'"),
+    ],
+)
+def test_a_lone_surrogate_anywhere_is_refused_naming_where(raw: dict[str, Any], where: str) -> None:
+    # Not Unicode: counting, storing or sending such a message would fail later, far from here.
+    with pytest.raises(InvalidTranscriptError) as err:
+        parse_messages([{"role": "system", "content": "s"}, raw])
+    assert str(err.value).startswith("messages[1]: ") and where in str(err.value)
+    assert "that is not Unicode text" in str(err.value)
+
+
+def test_characters_beyond_the_basic_plane_are_text() -> None:
+    # Escaped as a surrogate pair in JSON ("\ud83d\ude00"), they decode to one character.
+    msg = parse_messages([{"role": "user", "content": "ok \U0001f600"}])[0]
+    assert msg.content == "ok 😀"

@@ -11,11 +11,17 @@ Nesting deeper than ``MAX_DEPTH`` is a ``ValueError`` too: such a text stays an 
 for every caller, instead of a value that a recursive walk (shrinking, redaction) would
 overflow the stack on. Both decoders would otherwise stop only at Python's recursion limit, at a
 depth that depends on how deep the caller's stack already is.
+
+One difference from ``json.loads``, on purpose: a lone surrogate in a string (an escape such as
+``\\ud800`` without its other half, which arguments written by a JavaScript agent can hold) comes
+out as U+FFFD. What callers make of a value (one-line descriptions, shrunk arguments, ledger
+entries, summaries) must be text that UTF-8, the tokenizer and the database can take.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgspec
@@ -23,10 +29,12 @@ import msgspec
 _decode = msgspec.json.Decoder().decode
 MAX_DEPTH = 100
 _TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def loads(text: str) -> Any:
-    """What ``json.loads(text)`` returns, or raises; ``ValueError`` past ``MAX_DEPTH`` levels."""
+    """What ``json.loads(text)`` returns (lone surrogates as U+FFFD), or raises; ``ValueError``
+    past ``MAX_DEPTH`` levels."""
     try:
         try:
             value = _decode(text)
@@ -37,6 +45,31 @@ def loads(text: str) -> Any:
     # Each level takes two characters: a shorter text cannot nest past the limit.
     if len(text) > 2 * MAX_DEPTH and type(value) in _CONTAINERS and deeper_than(value, MAX_DEPTH):
         raise ValueError(_TOO_DEEP)
+    # A decoded string can hold a lone surrogate only where the text has an escape or one raw.
+    if "\\u" in text or (not text.isascii() and LONE_SURROGATE.search(text)):
+        return without_lone_surrogates(value)
+    return value
+
+
+def text_without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (an ASCII text is not scanned)."""
+    return text if text.isascii() else LONE_SURROGATE.sub("\ufffd", text)
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings (keys too) replaced by U+FFFD.
+
+    Recursive: callers pass values nested at most ``MAX_DEPTH`` levels.
+    """
+    if type(value) is str:
+        return text_without_lone_surrogates(value)
+    if type(value) is list:
+        return [without_lone_surrogates(item) for item in value]
+    if type(value) is dict:
+        return {
+            without_lone_surrogates(key): without_lone_surrogates(item)
+            for key, item in value.items()
+        }
     return value
 
 

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, cast
 
 from worker.compressor.errors import InvalidTranscriptError
-from worker.compressor.jsonvalue import deeper_than
+from worker.compressor.jsonvalue import LONE_SURROGATE, deeper_than
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 Part: TypeAlias = Mapping[str, Any]
@@ -193,7 +193,10 @@ def _parse_common(raw: dict[str, Any]) -> Message | None:
     problem; it must never accept what ``_parse_any`` would reject.
     """
     role, content, size = raw.get("role"), raw.get("content"), len(raw)
-    if type(content) is not str and content is not None:
+    if type(content) is str:
+        if not (content.isascii() or _is_text(content)):
+            return None
+    elif content is not None:
         return None
     if role == "tool":
         call_id, name = raw.get("tool_call_id"), raw.get("name")
@@ -201,7 +204,8 @@ def _parse_common(raw: dict[str, Any]) -> Message | None:
             content is None
             or type(call_id) is not str
             or not call_id
-            or (name is not None and type(name) is not str)
+            or not (call_id.isascii() or _is_text(call_id))
+            or (name is not None and (type(name) is not str or not _is_text(name)))
             or size != 3 + ("name" in raw)
         ):
             return None
@@ -226,16 +230,38 @@ def _parse_common_calls(raw: object) -> tuple[ToolCall, ...] | None:
     for item in raw:
         if type(item) is not dict or len(item) != 3 or "type" not in item:
             return None
-        call_id, function = item.get("id"), item.get("function")
+        call_id, function, kind = item.get("id"), item.get("function"), item["type"]
         if type(call_id) is not str or not call_id or type(function) is not dict:
             return None
         name, arguments = function.get("name"), function.get("arguments")
         if len(function) != 2 or type(name) is not str or not name or type(arguments) is not str:
             return None
-        calls.append(ToolCall(call_id, name, arguments, {"type": item["type"]}))
+        if not (call_id.isascii() and name.isascii() and arguments.isascii()) and not (
+            _is_text(call_id) and _is_text(name) and _is_text(arguments)
+        ):
+            return None
+        if type(kind) is str and not (kind.isascii() or _is_text(kind)):
+            return None
+        calls.append(ToolCall(call_id, name, arguments, {"type": kind}))
     if len(calls) > 1 and len({call.id for call in calls}) != len(calls):
         return None
     return tuple(calls)
+
+
+def _is_text(value: str) -> bool:
+    """No lone surrogate in ``value`` (an ASCII string is answered without a scan).
+
+    A lone UTF-16 surrogate (a JSON escape such as \\ud800 without its other half) is not a
+    character: no UTF-8 text, tokenizer, database or provider takes it, so a message holding
+    one is refused at the door instead of failing later.
+    """
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")  # in C, several times faster than a regex search
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parse_any(raw: object, index: int | None) -> Message:
@@ -246,6 +272,7 @@ def _parse_any(raw: object, index: int | None) -> Message:
         raise InvalidTranscriptError(
             index, f"a message may nest objects and arrays at most {MAX_NESTING} levels deep"
         )
+    _refuse_lone_surrogates(raw, index)
     role = raw.get("role")
     if not isinstance(role, str) or role not in ROLES:  # a list or object is unhashable
         raise InvalidTranscriptError(
@@ -277,6 +304,35 @@ def _parse_any(raw: object, index: int | None) -> Message:
         name=name,
         extra=MappingProxyType(extra) if extra else _EMPTY,
     )
+
+
+def _refuse_lone_surrogates(raw: Mapping[Any, Any], index: int | None) -> None:
+    """Name the first string (or key) in the message that holds a lone surrogate, if any.
+
+    Iterative: the message is known to nest at most ``MAX_NESTING`` levels, but its strings
+    are found without recursion all the same.
+    """
+    todo: list[tuple[str, object]] = [("", raw)]
+    while todo:
+        path, value = todo.pop()
+        if isinstance(value, str):
+            found = None if value.isascii() else LONE_SURROGATE.search(value)
+            if found is not None:
+                code = ord(found.group())
+                raise InvalidTranscriptError(
+                    index,
+                    f"{path or 'the message'} holds a lone surrogate (U+{code:04X}) at character "
+                    f"{found.start()}: that is not Unicode text (a JSON \\u escape of a "
+                    "surrogate needs its other half right after it)",
+                )
+        elif isinstance(value, Mapping):
+            for key, item in reversed(list(value.items())):
+                where = f"{path}.{key}" if path else str(key)
+                todo.append((where, item))
+                if isinstance(key, str):
+                    todo.append((f"the key {where!r}" if path else f"the key {key!r}", key))
+        elif isinstance(value, list):
+            todo.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
 
 
 def _parse_content(raw: object, index: int | None) -> Content:

@@ -22,6 +22,7 @@ from worker.compressor.errors import (
     SummarizerError,
 )
 from worker.compressor.extractive import extractive_summary
+from worker.compressor.jsonvalue import text_without_lone_surrogates
 from worker.compressor.messages import Message
 from worker.compressor.prompts import (
     PART_SEPARATOR,
@@ -257,7 +258,9 @@ def _accepted(
 ) -> str | None:
     """The redacted summary text of a good answer; else the abort or the fallback."""
     if isinstance(outcome, SummaryResponse):
-        red = redact_text(outcome.text.strip())
+        # A lone surrogate (an answer's JSON escape without its other half) is not text that
+        # UTF-8, the tokenizer or the database can take.
+        red = redact_text(text_without_lone_surrogates(outcome.text.strip()))
         folded.redactions += red.count
         folded.model = outcome.model
         return red.text

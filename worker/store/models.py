@@ -31,6 +31,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from worker.compressor.jsonvalue import text_without_lone_surrogates
+
 # SQLite only autoincrements INTEGER PRIMARY KEY.
 BigId = BigInteger().with_variant(Integer, "sqlite")
 
@@ -69,16 +71,19 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class DerivedText(TypeDecorator[str]):
     """Text the service derives (summaries, error messages) rather than takes verbatim:
-    U+0000, which PostgreSQL cannot store, is written as U+FFFD, on every database alike.
-    What the gateway sends is validated instead; its messages live in JSON, which escapes it."""
+    U+0000, which PostgreSQL cannot store, and lone surrogates, which no UTF-8 text can hold,
+    are written as U+FFFD, on every database alike. What the gateway sends is validated
+    instead; its messages live in JSON, which escapes U+0000."""
 
     impl = Text
     cache_ok = True
 
     def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
-        if value is None or "\x00" not in value:
-            return value
-        return value.replace("\x00", "\ufffd")
+        if value is None:
+            return None
+        if "\x00" in value:
+            value = value.replace("\x00", "\ufffd")
+        return text_without_lone_surrogates(value)
 
 
 class Base(DeclarativeBase):
