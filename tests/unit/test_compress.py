@@ -12,6 +12,7 @@ import pytest
 
 from tests.factories import make_messages
 from tests.support.summarizers import ScriptedSummarizer
+from worker.compressor.assemble import IMAGE_PLACEHOLDER
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.errors import (
@@ -36,6 +37,7 @@ from worker.compressor.messages import (
     ToolCall,
     assistant,
     content_text,
+    image_count,
     system,
     tool_result,
     user,
@@ -398,7 +400,12 @@ def test_old_images_are_stripped_but_the_newest_user_image_stays(counter: TokenC
     config = CompressConfig(context_length=8_000, protect_first_n=2)
     result = run(msgs, counter, config=config)
     assert result.messages[-1] == newest
-    assert result.report.stripped_images == 0  # the old one was summarized, not kept
+    # The old one stays in the head as text: one current image for the whole transcript.
+    assert result.report.head_end == 3 and result.report.stripped_images == 1
+    assert result.messages[1].content == (
+        {"type": "text", "text": "see"},
+        {"type": "text", "text": IMAGE_PLACEHOLDER},
+    )
     shot = Message(
         role="tool", content=({"type": "text", "text": "shot"}, image), tool_call_id="s1"
     )
@@ -409,8 +416,29 @@ def test_old_images_are_stripped_but_the_newest_user_image_stays(counter: TokenC
         newest,
     ]
     kept = run([*msgs[:-1], *tail], counter, config=replace(config, min_tail_messages=4))
-    assert kept.report.stripped_images == 1
+    assert kept.report.stripped_images == 2  # the head's and the screenshot before `newest`
     assert kept.messages[-1] == newest
+
+
+def test_screenshots_newer_than_the_users_last_image_stay(counter: TokenCounter) -> None:
+    # A computer-use agent's tool results carry screenshots: the newest is the screen it is
+    # looking at, and it stays in the tail with its image.
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    msgs = make_messages(turns=12, seed=1)
+
+    def shot(call_id: str) -> list[Message]:
+        call = ToolCall(id=call_id, name="screenshot", arguments="{}")
+        result = ({"type": "text", "text": "screen"}, image)
+        return [assistant(None, [call]), Message("tool", result, tool_call_id=call_id)]
+
+    config = CompressConfig(context_length=8_000, min_tail_messages=5)
+    alone = run([*msgs, *shot("s1"), *shot("s2"), assistant("done")], counter, config=config)
+    assert alone.report.stripped_images == 1  # no user image: the newest screenshot is current
+    assert image_count(alone.messages[-2].content) == 1
+    asked = Message("user", ({"type": "text", "text": "this one?"}, image))
+    after = run([*msgs, asked, *shot("s1"), assistant("yes")], counter, config=config)
+    assert after.report.stripped_images == 0
+    assert image_count(after.messages[-2].content) == image_count(after.messages[-4].content) == 1
 
 
 def test_pre_pass_counts_are_reported(counter: TokenCounter) -> None:

@@ -115,21 +115,23 @@ def sanitize_tool_pairs(msgs: Sequence[Message]) -> tuple[list[Message], int, in
 
 
 def strip_old_images(msgs: Sequence[Message]) -> tuple[list[Message], int]:
-    """Replace image payloads with a placeholder, except in the newest user message with images.
+    """Replace image payloads with a placeholder in messages older than the current image.
 
-    The system prompt is left alone. Returns the messages and how many images were removed.
+    The current image is the newest user message with images, else (no user sent any) the
+    newest message with images, such as a tool's screenshot: it and every message after it
+    keep theirs (a screenshot taken after the user's picture is newer still). The system prompt
+    is left alone. Returns the messages and how many images were removed.
     """
-    with_images = [i for i, m in enumerate(msgs) if m.role == "user" and image_count(m.content)]
-    keep = with_images[-1] if with_images else None
-    out: list[Message] = []
+    with_images = [i for i, m in enumerate(msgs) if m.role != "system" and image_count(m.content)]
+    users = [i for i in with_images if msgs[i].role == "user"]
+    anchor = users[-1] if users else with_images[-1] if with_images else 0
+    out = list(msgs)
     removed = 0
-    for i, msg in enumerate(msgs):
-        count = image_count(msg.content)
-        if count and i != keep and msg.role != "system":
-            out.append(msg.with_content(_without_images(msg.content)))
-            removed += count
-        else:
-            out.append(msg)
+    for i in with_images:
+        if i >= anchor:
+            break
+        out[i] = msgs[i].with_content(_without_images(msgs[i].content))
+        removed += image_count(msgs[i].content)
     return out, removed
 
 

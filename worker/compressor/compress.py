@@ -297,10 +297,11 @@ def _finish(
     start: _Start, facts: _Facts, body: str, placement: Placement, counter: TokenCounter
 ) -> CompactionResult:
     msgs, split = start.msgs, facts.split
-    head, stripped_head = strip_old_images(_without_old_summaries(facts.head.messages))
+    head = _without_old_summaries(facts.head.messages)
     after = [msgs[split.lifted]] if split.lifted is not None else []
     after = _without_old_summaries([*after, *msgs[split.tail_start :]])
-    after, stripped_after = strip_old_images(after)
+    kept, stripped_images = strip_old_images([*head, *after])  # one current image for both
+    head, after = kept[: len(head)], kept[len(head) :]
     built = assemble(head, body, after, placement=placement)
     counts = _output_counts(start, built, placement, body, counter)
     tokens_after = sum(counts)
@@ -316,7 +317,7 @@ def _finish(
         dropped_count=facts.folded.dropped_count,
         fallback_used=facts.folded.fallback_used,
         summary_tokens=counter.count_text(body),
-        stripped_images=stripped_head + stripped_after,
+        stripped_images=stripped_images,
         head_end=split.head_end,
         tail_start=split.tail_start,
         savings_pct=savings,
