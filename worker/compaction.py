@@ -112,6 +112,8 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
             finished(rt, _fail(rt, claim, type(exc).__name__, str(exc)))
         raise
     record_summarizer_outcome(rt, claim.session_id, result.report)
+    for note in result.report.notes:  # re-splits, repaired tool pairs: worth an operator's look
+        log.info("job %s (session %s): %s", claim.job_id, claim.session_id, note)
     timings = jobs.Timings(run_ms=_ms_since(started), llm_ms=result.report.llm_ms)
     try:
         lease.ensure_held()

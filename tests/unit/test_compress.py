@@ -589,3 +589,23 @@ def test_escaped_lone_surrogates_in_arguments_leave_no_lone_surrogate_in_the_out
         wire += result.summary or ""
         wire.encode("utf-8")  # raises on a lone surrogate
         assert list(result.token_counts) == counter.count_messages(result.messages)
+
+
+def test_an_interrupted_tool_call_in_the_tail_gets_an_honest_stub_and_a_note(
+    counter: TokenCounter,
+) -> None:
+    # The user stopped a tool before it answered: no result follows the call. The provider
+    # would refuse the transcript as it is; the output pairs the call with a stub that says so.
+    stopped = [
+        assistant(None, [ToolCall("t1", "bash", json.dumps({"command": "sleep 600"}))]),
+        user("Stop that, check the logs instead."),
+    ]
+    result = run([*agent_session(), *stopped], counter)
+    assert result.report.changed
+    stub = result.messages[-2]
+    assert stub.role == "tool" and stub.tool_call_id == "t1"
+    assert stub.content == "[no output was recorded for this tool call]"
+    assert result.report.notes[-1] == (
+        "tool pairs repaired: 0 result(s) without their call dropped, "
+        "1 call(s) without a result given a stub"
+    )

@@ -25,7 +25,9 @@ from worker.compressor.messages import (
 )
 
 Placement = Literal["user", "assistant", "merge"]
-STUB_RESULT = "[tool output not kept: it was compacted; see the summary of earlier turns]"
+# Compaction never separates a call from its results (the split keeps tool groups whole), so a
+# stub stands only where the transcript itself had no result for a call: an interrupted tool.
+STUB_RESULT = "[no output was recorded for this tool call]"
 IMAGE_PLACEHOLDER = "[image removed during compaction]"
 _TURN_ROLES = ("user", "assistant")
 

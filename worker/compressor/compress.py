@@ -323,7 +323,16 @@ def _finish(
         savings_pct=savings,
         thrash_guard_tripped=start.thrash_guard(savings),
     )
-    return CompactionResult(tuple(built.messages), _with_summarizer(report, facts), body, counts)
+    report = _with_summarizer(report, facts)
+    if built.dropped_results or built.stubbed_results:
+        # Only irregular input gets here: results whose call is not right before them, calls
+        # without results. The provider would refuse either; the note says what was repaired.
+        note = (
+            f"tool pairs repaired: {built.dropped_results} result(s) without their call dropped, "
+            f"{built.stubbed_results} call(s) without a result given a stub"
+        )
+        report = replace(report, notes=(*report.notes, note))
+    return CompactionResult(tuple(built.messages), report, body, counts)
 
 
 def _without_old_summaries(msgs: Sequence[Message]) -> list[Message]:
