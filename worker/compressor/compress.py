@@ -92,11 +92,20 @@ def _summarize_window(
 ) -> _Facts:
     """Prune, redact and summarize the window; complete the summary with the ledger."""
     msgs, counts, config = start.msgs, start.counts, start.config
-    pruned = _prune(msgs, split.head_end, split.tail_start, config)
+    # Everything outside the tail is pruned: the window, and the head too, which stays (its
+    # old tool outputs become one-line descriptions and its long tool-call arguments shrink: a
+    # first turn that wrote a whole file must not keep the window full after a compaction).
+    pruned = prune_window(
+        msgs,
+        0,
+        split.tail_start,
+        min_chars=config.prune_min_chars,
+        arg_max_chars=config.tool_arg_max_chars,
+    )
     turns, redactions = build_turns(
         msgs,
         counts,
-        pruned.messages,
+        pruned.messages[split.head_end :],
         start=split.head_end,
         summaries=window.summaries,
         lifted=split.lifted,
@@ -116,21 +125,11 @@ def _summarize_window(
         ),
     )
     redactions += folded.redactions + prior.count + focus.count
-    # The head stays, but like everything outside the tail its old tool outputs become one-line
-    # descriptions and its long tool-call arguments shrink (a first turn that wrote a whole file
-    # must not keep the window full after a compaction).
-    head = _prune(msgs, 0, split.head_end, config)
-    facts = _Facts(split, window, pruned, head, folded, redactions, summarizer)
+    facts = _Facts(split, window, pruned, folded, redactions, summarizer)
     if folded.text is None:
         return facts
     removed = [t.message for t in turns if t.removed]
     return _with_ledger(facts, folded.text, removed[-config.ledger_window_messages :])
-
-
-def _prune(msgs: Sequence[Message], start: int, end: int, config: CompressConfig) -> PruneResult:
-    return prune_window(
-        msgs, start, end, min_chars=config.prune_min_chars, arg_max_chars=config.tool_arg_max_chars
-    )
 
 
 def _with_ledger(facts: _Facts, text: str, removed: Sequence[Message]) -> _Facts:
@@ -211,8 +210,7 @@ class _Facts:
 
     split: Split
     window: _Window
-    pruned: PruneResult  # the window
-    head: PruneResult  # the head, which the output keeps
+    pruned: PruneResult  # everything before the tail: the head (which stays) and the window
     folded: Folded
     redactions: int
     summarizer: Summarizer
@@ -282,11 +280,9 @@ def _with_summarizer(report: CompactionReport, facts: _Facts) -> CompactionRepor
         error=str(error) if error else None,
         retry_after_s=error.retry_after_s if isinstance(error, SummarizerRateLimitError) else None,
         redactions=facts.redactions,
-        pruned_tool_outputs=facts.pruned.pruned_tool_outputs + facts.head.pruned_tool_outputs,
-        deduplicated_tool_outputs=(
-            facts.pruned.deduplicated_tool_outputs + facts.head.deduplicated_tool_outputs
-        ),
-        shrunk_tool_args=facts.pruned.shrunk_tool_args + facts.head.shrunk_tool_args,
+        pruned_tool_outputs=facts.pruned.pruned_tool_outputs,
+        deduplicated_tool_outputs=facts.pruned.deduplicated_tool_outputs,
+        shrunk_tool_args=facts.pruned.shrunk_tool_args,
         ledger_items=facts.ledger_items,
         ledger_appended=facts.ledger_appended,
         notes=tuple(folded.notes),
@@ -297,7 +293,7 @@ def _finish(
     start: _Start, facts: _Facts, body: str, placement: Placement, counter: TokenCounter
 ) -> CompactionResult:
     msgs, split = start.msgs, facts.split
-    head = _without_old_summaries(facts.head.messages)
+    head = _without_old_summaries(facts.pruned.messages[: split.head_end])
     after = [msgs[split.lifted]] if split.lifted is not None else []
     after = _without_old_summaries([*after, *msgs[split.tail_start :]])
     kept, stripped_images = strip_old_images([*head, *after])  # one current image for both
