@@ -299,7 +299,7 @@ def _finish(
     kept, stripped_images = strip_old_images([*head, *after])  # one current image for both
     head, after = kept[: len(head)], kept[len(head) :]
     built = assemble(head, body, after, placement=placement)
-    counts = _output_counts(start, built, placement, body, counter)
+    counts = _output_counts(start, split, built, placement, body, counter)
     tokens_after = sum(counts)
     if tokens_after >= start.tokens:
         return start.unchanged(noop_reason="not_smaller", facts=facts)
@@ -346,7 +346,12 @@ def _without_old_summaries(msgs: Sequence[Message]) -> list[Message]:
 
 
 def _output_counts(
-    start: _Start, built: Assembled, placement: Placement, body: str, counter: TokenCounter
+    start: _Start,
+    split: Split,
+    built: Assembled,
+    placement: Placement,
+    body: str,
+    counter: TokenCounter,
 ) -> tuple[int, ...]:
     """Token counts of the output: an unchanged message keeps its count, the rest are counted.
 
@@ -354,7 +359,11 @@ def _output_counts(
     the body (when it is the message's last paragraph) once with the report's
     ``summary_tokens``.
     """
-    known = {id(m): c for m, c in zip(start.msgs, start.counts, strict=True)}
+    msgs, counts_in = start.msgs, start.counts
+    kept = [*range(split.head_end), *range(split.tail_start, len(msgs))]  # what can be unchanged
+    if split.lifted is not None:
+        kept.append(split.lifted)
+    known = {id(msgs[i]): counts_in[i] for i in kept}
     counts = []
     for i, msg in enumerate(built.messages):
         count = known.get(id(msg))
