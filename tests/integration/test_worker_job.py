@@ -349,52 +349,29 @@ def test_the_guard_stops_llm_calls_after_the_lock_is_lost_or_time_is_up(rt: Runt
         lost.summarize(request)
 
 
-def test_nul_characters_in_turns_summaries_and_errors_are_stored_on_every_database(
-    settings: Settings,
+@pytest.mark.parametrize("odd", ["\x00", "\ud83d"], ids=["nul", "lone-surrogate"])
+def test_odd_characters_in_summaries_and_errors_are_stored_on_every_database(
+    settings: Settings, odd: str
 ) -> None:
-    # PostgreSQL cannot store U+0000 in text; messages keep theirs (JSON escapes it), text the
-    # service derives (the summary it keeps, error messages) is stored with U+FFFD instead.
+    # PostgreSQL cannot store U+0000 in text, and no UTF-8 text holds a lone surrogate (half a
+    # pair, from an answer's JSON escape): what the service derives (the summary it keeps,
+    # error messages) is stored with U+FFFD instead. Messages keep a NUL (JSON escapes it); a
+    # lone surrogate never gets into one (the API refuses it).
     before = sample_messages()
-    before[5] = dict(before[5], content=f"{before[5]['content']}\x00 (a NUL from a tool)")
-    scripted = runtime_for(settings, ScriptedSummarizer(default="## Active Task\nfix it\x00 now"))
+    if odd == "\x00":
+        before[5] = dict(before[5], content=f"{before[5]['content']}\x00 (a NUL from a tool)")
+    scripted = runtime_for(settings, ScriptedSummarizer(default=f"## Active Task\nfix it{odd} now"))
     failing = runtime_for(
-        settings, RaisingSummarizer(SummarizerServerError("bad\x00gw", status=502))
+        settings, RaisingSummarizer(SummarizerServerError(f"bad{odd}gw", status=502))
     )
     try:
         session_id = seed_session(scripted.db, messages=before)
         telemetry = run_job(scripted, seed_job(scripted.db, session_id), worker=WORKER)
         assert telemetry["status"] == "succeeded", telemetry
         kept = sessions.get_session(scripted.db, session_id=session_id).previous_summary
-        assert kept is not None and "fix it\ufffd now" in kept and "\x00" not in kept
+        assert kept is not None and "fix it\ufffd now" in kept and odd not in kept
         archived = sessions.archived_messages(scripted.db, session_id=session_id)
-        assert [m.message for m in archived] == before[: len(archived)]  # the NUL is kept there
-
-        other = seed_session(failing.db, messages=before)
-        telemetry = run_job(failing, seed_job(failing.db, other), worker=WORKER)
-        assert telemetry["fallback_used"] is True, telemetry
-        row = jobs.get_job(failing.db, job_id=telemetry["id"])
-        assert row.error is not None and "bad\ufffdgw" in row.error
-    finally:
-        close_runtime(scripted)
-        close_runtime(failing)
-
-
-def test_lone_surrogates_from_a_summarizer_or_an_error_are_stored_as_replacement_characters(
-    settings: Settings,
-) -> None:
-    # Half a surrogate pair (an answer's JSON escape without its other half) is no text that
-    # UTF-8 or a database takes: the summary and error texts keep U+FFFD in its place.
-    before = sample_messages()
-    scripted = runtime_for(settings, ScriptedSummarizer(default="## Active Task\nfix \ud83d now"))
-    failing = runtime_for(
-        settings, RaisingSummarizer(SummarizerServerError("bad\udc00gw", status=502))
-    )
-    try:
-        session_id = seed_session(scripted.db, messages=before)
-        telemetry = run_job(scripted, seed_job(scripted.db, session_id), worker=WORKER)
-        assert telemetry["status"] == "succeeded", telemetry
-        kept = sessions.get_session(scripted.db, session_id=session_id).previous_summary
-        assert kept is not None and "fix \ufffd now" in kept
+        assert [m.message for m in archived] == before[: len(archived)]  # a NUL is kept there
         active = sessions.active_messages(scripted.db, session_id=session_id)
         assert json.dumps([m.message for m in active], ensure_ascii=False).encode("utf-8")
 
