@@ -3,7 +3,8 @@
 Three pieces: the reference-only prefix in front of every summary, the end marker after a
 summary that lands in (or merges into) a user message, and the one-time note appended to the
 system prompt. A later pass must find them again without any state of ours, so each starts
-with a fixed tag that ordinary conversation does not contain.
+with a fixed tag; and since people paste summaries (tag included) into their own messages, a
+summary of ours is recognized by its whole shape, not by the tag alone (``is_summary``).
 """
 
 from __future__ import annotations

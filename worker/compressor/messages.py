@@ -205,7 +205,10 @@ def _parse_common(raw: dict[str, Any]) -> Message | None:
             or type(call_id) is not str
             or not call_id
             or not (call_id.isascii() or _is_text(call_id))
-            or (name is not None and (type(name) is not str or not _is_text(name)))
+            or (
+                name is not None
+                and (type(name) is not str or not (name.isascii() or _is_text(name)))
+            )
             or size != 3 + ("name" in raw)
         ):
             return None
