@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from celery.schedules import crontab
 
 from worker import broker, keys
 from worker.errors import LaunchError
-from worker.settings import Settings, get_settings
+from worker.settings import Settings, get_settings, sweep_schedule
 
 # Only send_task() runs before a component checks broker_url(); a client that never sends still
 # imports this module, so the app needs some URL at import time.
@@ -31,21 +30,6 @@ def broker_url(settings: Settings) -> str:
         else ": run `compaction up` (which starts a private redis-server) or point it at a Redis"
     )
     raise LaunchError(f"COMPACTION_REDIS_URL is not set{hint}")
-
-
-def sweep_schedule(cron: str) -> crontab:
-    """A crontab from five fields (minute hour day month weekday), in UTC."""
-    fields = cron.split()
-    if len(fields) != 5:
-        raise ValueError(f"COMPACTION_SWEEP_CRON needs 5 fields, got {cron!r}")
-    minute, hour, day_of_month, month_of_year, day_of_week = fields
-    return crontab(
-        minute=minute,
-        hour=hour,
-        day_of_month=day_of_month,
-        month_of_year=month_of_year,
-        day_of_week=day_of_week,
-    )
 
 
 def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from celery.schedules import crontab
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -20,16 +21,16 @@ class Settings(BaseSettings):
 
     # HTTP API and Flower.
     api_host: str = "127.0.0.1"
-    api_port: int = 8000
+    api_port: int = Field(default=8000, ge=1, le=65_535)
     api_token: SecretStr | None = None
-    flower_port: int = 5555
+    flower_port: int = Field(default=5555, ge=1, le=65_535)
     # Containers bind 0.0.0.0 (deploy/ sets it); the embedded default stays on loopback.
     flower_host: str = "127.0.0.1"
     flower_user: str | None = None
     flower_password: SecretStr | None = None
-    max_body_bytes: int = 32 * 1024 * 1024
-    max_messages_per_request: int = 20_000
-    max_content_chars: int = 2_000_000  # per message
+    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1)
+    max_messages_per_request: int = Field(default=20_000, ge=1)
+    max_content_chars: int = Field(default=2_000_000, ge=1)  # per message
 
     # Summarizer LLM (OpenAI-compatible). Unset base URL: the extractive summarizer.
     llm_base_url: str | None = None
@@ -37,59 +38,101 @@ class Settings(BaseSettings):
     # A job's telemetry names the model that summarized (jobs.summarizer holds 200 characters).
     summary_model: str | None = Field(default=None, max_length=200)
     main_model: str | None = Field(default=None, max_length=200)
-    summary_context_length: int = 32_000
+    # A call must hold the prompt's fixed paragraphs (~700 tokens), the room reserved for the
+    # smallest summary's answer (2,600) and some turns: below 4,096 none fits.
+    summary_context_length: int = Field(default=32_000, ge=4_096)
     # Token counting: "auto" = splintr when it matches tiktoken (checked at load), else tiktoken.
     token_engine: Literal["auto", "tiktoken"] = "auto"
-    llm_connect_timeout_s: float = 10.0
-    llm_read_timeout_s: float = 120.0
-    llm_temperature: float = 0.2
+    llm_connect_timeout_s: float = Field(default=10.0, gt=0)
+    llm_read_timeout_s: float = Field(default=120.0, gt=0)
+    llm_temperature: float = Field(default=0.2, ge=0, le=2)
     llm_stream: bool = True  # stream the answer: read timeout = idle gap; detects cut streams
-    llm_request_deadline_s: float = 300.0  # one HTTP attempt, start to last byte
-    llm_retry_after_max_wait_s: float = 10.0  # a longer Retry-After becomes a cooldown instead
+    llm_request_deadline_s: float = Field(default=300.0, gt=0)  # one attempt, first to last byte
+    # A longer Retry-After becomes a cooldown instead.
+    llm_retry_after_max_wait_s: float = Field(default=10.0, ge=0)
 
     # Hygiene.
-    hygiene_threshold: float = 0.85
-    min_messages: int = 4
-    thrash_strikes: int = 2
-    ineffective_savings_pct: float = 10.0
-    max_auto_compactions_per_hour: int = 4
+    hygiene_threshold: float = Field(default=0.85, gt=0, le=1)
+    min_messages: int = Field(default=4, ge=1)
+    thrash_strikes: int = Field(default=2, ge=1)
+    ineffective_savings_pct: float = Field(default=10.0, ge=0, le=100)
+    max_auto_compactions_per_hour: int = Field(default=4, ge=1)
 
     # Worker.
-    worker_concurrency: int = 16  # threads: jobs wait on the LLM, not on the CPU
-    job_soft_time_limit_s: int = 840
-    job_hard_time_limit_s: int = 900
-    visibility_timeout_s: int = 1_200  # above the hard limit, or a slow job is redelivered
-    unacked_restore_interval_s: float = 10.0
-    lock_ttl_s: float = 120.0
-    max_job_attempts: int = 3
-    job_retry_backoff_s: float = 5.0  # first retry after a DB/broker error; doubles per retry
-    lock_busy_retry_s: float = 15.0  # a job whose session is locked waits this long, again
+    worker_concurrency: int = Field(default=16, ge=1)  # threads: jobs wait on the LLM
+    job_soft_time_limit_s: int = Field(default=840, ge=1)
+    job_hard_time_limit_s: int = Field(default=900, ge=1)
+    # Above the hard limit, or a slow job is redelivered while it runs.
+    visibility_timeout_s: int = Field(default=1_200, ge=1)
+    unacked_restore_interval_s: float = Field(default=10.0, gt=0)
+    lock_ttl_s: float = Field(default=120.0, gt=0)
+    max_job_attempts: int = Field(default=3, ge=1)
+    # First retry after a DB/broker error; doubles per retry.
+    job_retry_backoff_s: float = Field(default=5.0, ge=0)
+    # A job whose session is locked waits this long, again.
+    lock_busy_retry_s: float = Field(default=15.0, gt=0)
 
     # Cooldowns after summarizer failures (seconds).
-    cooldown_protocol_s: int = 30
-    cooldown_default_s: int = 60
-    cooldown_no_provider_s: int = 600
-    cooldown_timeout_ladder_s: list[int] = Field(default_factory=lambda: [60, 120, 300, 600])
+    cooldown_protocol_s: int = Field(default=30, ge=0)
+    cooldown_default_s: int = Field(default=60, ge=0)
+    cooldown_no_provider_s: int = Field(default=600, ge=0)
+    cooldown_timeout_ladder_s: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=lambda: [60, 120, 300, 600], min_length=1
+    )
 
     # Beat: overnight sweep of idle sessions and the stuck-job reaper.
     sweep_cron: str = "0 3 * * *"  # minute hour day month weekday, UTC
-    sweep_idle_hours: float = 6.0
-    sweep_threshold: float = 0.50
-    sweep_batch_limit: int = 500
-    reaper_interval_s: int = 300
-    reaper_stuck_margin_s: int = 300  # running past the hard limit + this: the worker is gone
-    reaper_requeue_after_s: int = 300  # queued this long: the message may never have arrived
+    sweep_idle_hours: float = Field(default=6.0, ge=0)
+    sweep_threshold: float = Field(default=0.50, gt=0, le=1)
+    sweep_batch_limit: int = Field(default=500, ge=1)
+    reaper_interval_s: int = Field(default=300, ge=1)
+    # Running past the hard limit + this: the worker is gone.
+    reaper_stuck_margin_s: int = Field(default=300, ge=0)
+    # Queued this long: the message may never have arrived.
+    reaper_requeue_after_s: int = Field(default=300, ge=1)
 
     # Job-completion callbacks.
     callback_secret: SecretStr | None = None
-    callback_timeout_s: float = 10.0
-    callback_max_attempts: int = 5
-    callback_backoff_s: float = 2.0  # first retry; doubles per attempt, capped at 5 minutes
+    callback_timeout_s: float = Field(default=10.0, gt=0)
+    callback_max_attempts: int = Field(default=5, ge=1)
+    # First retry; doubles per attempt, capped at 5 minutes.
+    callback_backoff_s: float = Field(default=2.0, ge=0)
 
     @field_validator("llm_base_url", "redis_url", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("sweep_cron")
+    @classmethod
+    def _cron_parses(cls, value: str) -> str:
+        sweep_schedule(value)  # celery's own parser, as beat reads it; its error names the field
+        return value
+
+    @model_validator(mode="after")
+    def _soft_limit_first(self) -> Settings:
+        if self.job_soft_time_limit_s >= self.job_hard_time_limit_s:
+            raise ValueError(
+                "COMPACTION_JOB_SOFT_TIME_LIMIT_S must be below COMPACTION_JOB_HARD_TIME_LIMIT_S "
+                f"({self.job_soft_time_limit_s} >= {self.job_hard_time_limit_s}): the job's own "
+                "deadline must come before the worker kills it"
+            )
+        return self
+
+
+def sweep_schedule(cron: str) -> crontab:
+    """A crontab from five fields (minute hour day month weekday), in UTC."""
+    fields = cron.split()
+    if len(fields) != 5:
+        raise ValueError(f"COMPACTION_SWEEP_CRON needs 5 fields, got {cron!r}")
+    minute, hour, day_of_month, month_of_year, day_of_week = fields
+    return crontab(
+        minute=minute,
+        hour=hour,
+        day_of_month=day_of_month,
+        month_of_year=month_of_year,
+        day_of_week=day_of_week,
+    )
 
 
 @functools.cache

@@ -150,3 +150,31 @@ def test_a_bad_setting_is_named_in_one_line_with_exit_code_2(
     assert err.startswith("compaction compress: bad configuration: ")
     assert "COMPACTION_MIN_MESSAGES: Input should be a valid integer" in err
     assert "COMPACTION_SUMMARY_MODEL: String should have at most 200 characters" in err
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        # Beat read the cron only when it started: a traceback, and no sweeps.
+        ({"COMPACTION_SWEEP_CRON": "61 3 * * *"}, "COMPACTION_SWEEP_CRON: Value error, Invalid end"),
+        ({"COMPACTION_SWEEP_CRON": "0 3 * *"}, "COMPACTION_SWEEP_CRON: Value error, COMPACTION_SWEEP_CRON needs 5 fields"),
+        # No summarizer call could hold the prompt and the answer's room.
+        ({"COMPACTION_SUMMARY_CONTEXT_LENGTH": "0"}, "COMPACTION_SUMMARY_CONTEXT_LENGTH: Input should be greater than or equal to 4096"),
+        ({"COMPACTION_HYGIENE_THRESHOLD": "85"}, "COMPACTION_HYGIENE_THRESHOLD: Input should be less than or equal to 1"),
+        ({"COMPACTION_WORKER_CONCURRENCY": "0"}, "COMPACTION_WORKER_CONCURRENCY: Input should be greater than or equal to 1"),
+        ({"COMPACTION_COOLDOWN_TIMEOUT_LADDER_S": "[]"}, "COMPACTION_COOLDOWN_TIMEOUT_LADDER_S: List should have at least 1 item"),
+        ({"COMPACTION_JOB_SOFT_TIME_LIMIT_S": "900"}, "COMPACTION_JOB_SOFT_TIME_LIMIT_S must be below COMPACTION_JOB_HARD_TIME_LIMIT_S (900 >= 900)"),
+    ],
+)  # fmt: skip
+def test_settings_out_of_range_are_refused_at_start(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+    problem: str,
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_cli([str(write(tmp_path, make_transcript(3)))], capsys)
+    assert (code, out, err.count("\n")) == (2, "", 1), err
+    assert problem in err
