@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, cast
 
 from worker.compressor.errors import InvalidTranscriptError
-from worker.compressor.jsonvalue import LONE_SURROGATE, deeper_than
+from worker.compressor.jsonvalue import LONE_SURROGATE
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 Part: TypeAlias = Mapping[str, Any]
@@ -271,11 +271,13 @@ def _parse_any(raw: object, index: int | None) -> Message:
     """Parse one wire message of any shape, or name what is wrong with it."""
     if not isinstance(raw, Mapping):
         raise InvalidTranscriptError(index, f"a message must be a JSON object, got {_kind(raw)}")
-    if type(raw) is dict and deeper_than(raw, MAX_NESTING):
+    too_deep, lone_surrogate = _read_through(raw)
+    if too_deep:
         raise InvalidTranscriptError(
             index, f"a message may nest objects and arrays at most {MAX_NESTING} levels deep"
         )
-    _refuse_lone_surrogates(raw, index)
+    if lone_surrogate:
+        _name_lone_surrogate(raw, index)
     role = raw.get("role")
     if not isinstance(role, str) or role not in ROLES:  # a list or object is unhashable
         raise InvalidTranscriptError(
@@ -309,11 +311,42 @@ def _parse_any(raw: object, index: int | None) -> Message:
     )
 
 
-def _refuse_lone_surrogates(raw: Mapping[Any, Any], index: int | None) -> None:
-    """Name the first string (or key) in the message that holds a lone surrogate, if any.
+def _read_through(raw: Mapping[Any, Any]) -> tuple[bool, bool]:
+    """(nested past ``MAX_NESTING``, a string or key holding a lone surrogate), in one walk.
 
-    Iterative: the message is known to nest at most ``MAX_NESTING`` levels, but its strings
-    are found without recursion all the same.
+    Breadth first, level by level, without recursion: the answer never depends on the caller's
+    stack, and a message nested thousands deep is read only ``MAX_NESTING`` levels down.
+    Strings are read where they sit (an ASCII one is answered without a scan).
+    """
+    level: list[Any] = [raw]
+    lone = False
+    for _ in range(MAX_NESTING):
+        below: list[Any] = []
+        for container in level:
+            if type(container) is list:
+                items = container
+            else:
+                for key in container:
+                    if type(key) is str and not key.isascii() and not _is_text(key):
+                        lone = True
+                items = container.values()
+            for item in items:
+                kind = type(item)
+                if kind is str:
+                    if not lone and not item.isascii() and not _is_text(item):
+                        lone = True
+                elif kind is dict or kind is list or isinstance(item, Mapping):
+                    below.append(item)
+        if not below:
+            return False, lone
+        level = below
+    return True, lone
+
+
+def _name_lone_surrogate(raw: Mapping[Any, Any], index: int | None) -> None:
+    """Raise, naming the first string (or key) in the message that holds a lone surrogate.
+
+    Only for a message known to hold one and to nest at most ``MAX_NESTING`` levels.
     """
     todo: list[tuple[str, object]] = [("", raw)]
     while todo:
