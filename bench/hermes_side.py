@@ -2,7 +2,10 @@
 
     python hermes_side.py        # JSON lines: requests on stdin, one answer line each on stdout
 
-The first line is ``{"model", "summary_text"}``. Then ``{"op": "load", "name", "context_length",
+The first line is ``{"model", "summary_text"}``, optionally with ``"summary_fails": true``:
+then the summary call raises instead of answering (it still records the prompt), so Hermes
+takes its own failure path and inserts its deterministic fallback summary (the retention
+bench uses this; the speed bench does not). Then ``{"op": "load", "name", "context_length",
 "messages"}`` stores a case, and ``{"op": "run", "name", "keep"}`` compresses it once on a fresh
 compressor and answers ``{"time_s", "settings", "fallback_used", "aborted", "dropped_count"}``,
 plus ``messages`` (the output) and ``prompts`` (what the summary call was given) when ``keep``.
@@ -30,15 +33,24 @@ from types import SimpleNamespace
 from typing import Any, TextIO
 
 
-class StubLLM:
-    """Stands in for ``call_llm``: records each prompt, answers instantly with a fixed text."""
+class SummaryCallFailed(RuntimeError):
+    """What the stub raises under ``summary_fails``: an error Hermes treats as a plain failure
+    (not auth, quota, network or a missing provider, which would make it abort instead)."""
 
-    def __init__(self, summary_text: str) -> None:
+
+class StubLLM:
+    """Stands in for ``call_llm``: records each prompt, answers instantly with a fixed text
+    (or, with ``fails``, raises after recording it)."""
+
+    def __init__(self, summary_text: str, *, fails: bool = False) -> None:
         self.summary_text = summary_text
+        self.fails = fails
         self.prompts: list[str] = []
 
     def __call__(self, **kwargs: Any) -> SimpleNamespace:
         self.prompts.append("\n".join(str(m.get("content", "")) for m in kwargs["messages"]))
+        if self.fails:
+            raise SummaryCallFailed("summary call failed (scripted by the bench)")
         message = SimpleNamespace(content=self.summary_text, role="assistant")
         return SimpleNamespace(choices=[SimpleNamespace(message=message)], usage=None)
 
@@ -109,7 +121,7 @@ class Server:
 def serve(requests: TextIO, answers: TextIO) -> None:
     header = json.loads(requests.readline())
     cc: Any = importlib.import_module("agent.context_compressor")
-    stub = StubLLM(header["summary_text"])
+    stub = StubLLM(header["summary_text"], fails=bool(header.get("summary_fails", False)))
     cc.call_llm = stub  # the one outside call replaced; see the module docstring
     server = Server(cc, model=header["model"], stub=stub)
     _answer(answers, {"hermes_version": version("hermes-agent")})

@@ -11,7 +11,8 @@ from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.messages import Message, ToolCall, assistant, user
 from worker.compressor.tokens import TokenCounter
-from worker.compressor.turns import _piecewise, build_turns, redact_turn
+from worker.compressor.tooluse import Shown, read_tool_uses
+from worker.compressor.turns import Window, _piecewise, build_turns, redact_turn
 
 KEY = "sk-proj-Zq8Xk2LmN4pQ7rS9tUvWxYz0123456789AbCd"
 
@@ -51,10 +52,18 @@ def test_the_piece_by_piece_path_gives_what_one_pass_gives() -> None:
 
 def test_turns_skip_standalone_summaries_and_mark_the_lifted_message() -> None:
     msgs = [user("ask"), assistant("a"), user("b")]
-    turns, redactions = build_turns(msgs, [10, 11, 12], msgs, start=0, summaries=(), lifted=0)
-    assert [t.removed for t in turns] == [False, True, True]
-    assert [t.known_tokens for t in turns] == [10, 11, 12]
-    assert redactions == 0
+    built = build_turns(
+        msgs,
+        [10, 11, 12],
+        Window(0, 3, summaries=(), lifted=0),
+        reading=read_tool_uses(msgs),
+        shown=Shown(),
+        config=CompressConfig(context_length=8_000),
+    )
+    assert [t.removed for t in built.turns] == [False, True, True]
+    assert [t.known_tokens for t in built.turns] == [10, 11, 12]
+    assert [t.at for t in built.turns] == [0, 1, 2]
+    assert built.redactions == 0
 
 
 def test_a_previous_summary_too_large_for_the_window_is_cut_to_fit(
@@ -73,7 +82,7 @@ def test_a_previous_summary_too_large_for_the_window_is_cut_to_fit(
         compaction_count=1,
     )
     assert result.report.changed
+    first = summarizer.requests[0]  # later calls carry the running summary the model wrote
+    assert first.previous_summary is not None and "chars omitted" in first.previous_summary
     for request in summarizer.requests:
-        assert request.previous_summary is not None
-        assert "chars omitted" in request.previous_summary
         assert counter.count_text(request.prompt) + request.max_output_tokens <= 8_000

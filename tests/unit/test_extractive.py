@@ -5,6 +5,7 @@ from datetime import date
 
 from worker.compressor.extractive import (
     EXTRACTIVE_NOTE,
+    USER_MESSAGES,
     ExtractiveSummarizer,
     extractive_summary,
     parse_sections,
@@ -48,7 +49,7 @@ def session() -> list[Message]:
 def test_fills_every_section_and_says_it_is_extractive() -> None:
     text = extractive_summary(session(), previous=None, budget_tokens=2000)
     assert text.startswith(EXTRACTIVE_NOTE)
-    assert list(parse_sections(text)) == list(SECTIONS)
+    assert list(parse_sections(text)) == [*SECTIONS, USER_MESSAGES]
 
 
 def test_quotes_the_user_and_lists_actions_files_and_errors() -> None:
@@ -58,7 +59,7 @@ def test_quotes_the_user_and_lists_actions_files_and_errors() -> None:
     actions = sections["Completed Actions"].splitlines()
     assert actions[0] == (
         "1. RAN `python -m pytest tests/test_parser.py -x` - exit 1, 2 lines, "
-        "last: \"KeyError: 'row_id'\" [tool: bash]"
+        "error: \"KeyError: 'row_id'\" [tool: bash]"
     )
     assert actions[1] == "2. WROTE src/parser.py - Wrote 1 bytes [tool: write_file]"
     assert "src/parser.py" in sections["Relevant Files"]
@@ -136,5 +137,85 @@ def test_reused_call_ids_keep_each_action_with_its_own_outcome() -> None:
     sections = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))
     assert sections["Completed Actions"].splitlines() == [
         "1. RAN `make build` - exit 0, 1 line [tool: bash]",
-        '2. RAN `pytest -q` - exit 1, 1 line, last: "1 failed" [tool: bash]',
+        "2. RAN `pytest -q` - exit 1, 1 line [tool: bash]",
     ]
+
+
+def test_every_user_message_survives_in_any_language() -> None:
+    asks = [
+        "Respóndeme siempre en español, por favor.",
+        "部署之前先跑一遍集成测试。不要用 moment.js。",
+        "Mi nombre es Lucía Fernández; la entrega es el viernes 14 de marzo.",
+        "ok",
+    ]
+    msgs: list[Message] = []
+    for i, ask in enumerate(asks):
+        msgs += [user(ask), assistant(f"Entendido {i}.")]
+    said = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))[
+        USER_MESSAGES
+    ]
+    for ask in asks:
+        assert f'"{ask}"' in said
+
+
+def test_a_long_user_message_is_quoted_exactly_within_a_bound() -> None:
+    long_ask = (
+        "Here is the whole context. "
+        + "Some background that goes on. " * 80
+        + "Never use moment.js in this project. "
+        + "More background. " * 80
+        + "Thanks!"
+    )
+    said = parse_sections(
+        extractive_summary([user(long_ask), assistant("ok")], previous=None, budget_tokens=2000)
+    )[USER_MESSAGES]
+    assert "Here is the whole context." in said
+    assert "Never use moment.js in this project." in said
+    assert "Thanks!" in said
+    assert len(said) < len(long_ask) // 2
+
+
+def test_decisions_with_reasons_and_blockers_come_from_assistant_turns() -> None:
+    msgs = [
+        user("Store the sessions."),
+        assistant(
+            "Usaré SQLite en lugar de Postgres porque el despliegue es en un solo nodo. "
+            "I cannot reach the staging database: the password was rotated."
+        ),
+    ]
+    sections = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))
+    assert "Usaré SQLite en lugar de Postgres porque" in sections["Key Decisions"]
+    assert "I cannot reach the staging database" in sections["Blocked"]
+
+
+def test_unresolved_failures_are_blocked_and_resolved_ones_are_not() -> None:
+    msgs = [
+        user("Make the build pass."),
+        assistant(None, [bash("c1", "make build")]),
+        tool_result("c1", "<returncode>2</returncode>\n<output>\nsrc/a.c:3:1: error: x\n</output>"),
+        assistant(None, [bash("c2", "make build")]),
+        tool_result("c2", "<returncode>0</returncode>\n<output>\nok\n</output>"),
+        assistant(None, [bash("c3", "make test")]),
+        tool_result("c3", "<returncode>1</returncode>\n<output>\nFAIL: test_x (t.T)\n</output>"),
+    ]
+    blocked = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))["Blocked"]
+    assert "`make test` → exit 1: FAIL: test_x (t.T)" in blocked
+    assert "make build" not in blocked
+
+
+def test_the_focus_topic_moves_what_it_names_first() -> None:
+    msgs: list[Message] = []
+    for i in range(40):
+        msgs += [
+            assistant(None, [bash(f"c{i}", f"cat src/module_{i}.py")]),
+            tool_result(f"c{i}", "<returncode>0</returncode>\n<output>\nx\n</output>"),
+        ]
+    msgs += [user("go on")]
+    plain = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=500))
+    focused = parse_sections(
+        extractive_summary(msgs, previous=None, budget_tokens=500, focus_topic="module_3.py")
+    )
+    assert "module_3.py" not in plain["Completed Actions"]  # an old action, left out for length
+    assert "module_3.py" in focused["Completed Actions"]
+    files = focused["Relevant Files"].splitlines()
+    assert files[0] == "- src/module_3.py"

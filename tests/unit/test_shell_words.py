@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.data import real_transcripts
-from worker.compressor.ledger import _shell_command
 from worker.compressor.messages import parse_messages
 from worker.compressor.shell_words import shell_tokens
+from worker.compressor.tool_calls import shell_command
 
 
 def shlex_tokens(line: str) -> list[str] | None:
@@ -65,7 +65,7 @@ def test_splits_every_real_command_line_as_shlex_does() -> None:
         for _, wire in real_transcripts()
         for msg in parse_messages(list(wire))
         for call in msg.tool_calls
-        if (command := _shell_command(call.name, json.loads(call.arguments))) is not None
+        if (command := shell_command(json.loads(call.arguments))) is not None
         for line in command.splitlines()
     ]
     assert len(lines) > 10_000

@@ -16,7 +16,7 @@ from worker.compressor.assemble import (
 from worker.compressor.boundaries import Budget, Split, latest_real, plan_split, shrink_head
 from worker.compressor.config import CompressConfig
 from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
-from worker.compressor.ledger import complete_summary, extract_ledger
+from worker.compressor.ledger import Ledger, complete_summary, extract_ledger
 from worker.compressor.markers import (
     FIXED_SUMMARY_PARTS,
     SUMMARY_SEPARATOR,
@@ -28,13 +28,15 @@ from worker.compressor.markers import (
 )
 from worker.compressor.messages import Message
 from worker.compressor.prompts import summary_budget
-from worker.compressor.prune import PruneResult, prune_window
+from worker.compressor.prose import read_prose
+from worker.compressor.prune import PruneResult, prune_head
 from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
 from worker.compressor.summarize import Folded, Job, summarize_turns
 from worker.compressor.summarizer import Summarizer
 from worker.compressor.tokens import TokenCounter
-from worker.compressor.turns import build_turns
+from worker.compressor.tooluse import Shown, read_tool_uses
+from worker.compressor.turns import Window, build_turns
 
 
 def compress(
@@ -90,26 +92,44 @@ class _JobInputs:
 def _summarize_window(
     start: _Start, split: Split, window: _Window, *, summarizer: Summarizer, job: _JobInputs
 ) -> _Facts:
-    """Prune, redact and summarize the window; complete the summary with the ledger."""
+    """Read the transcript's tool use, summarize the window, complete the summary with the
+    ledger; prune the head, which stays.
+
+    Everything is read from the messages as they came, before anything is cut: the window is
+    shown to the summarizer whole (each tool result as its account and an excerpt of its error
+    lines, first and last lines), and the ledger and the extractive summary read it whole.
+    """
     msgs, counts, config = start.msgs, start.counts, start.config
-    # Everything outside the tail is pruned: the window, and the head too, which stays (its
-    # old tool outputs become one-line descriptions and its long tool-call arguments shrink: a
-    # first turn that wrote a whole file must not keep the window full after a compaction).
-    pruned = prune_window(
+    reading = read_tool_uses(msgs, errors_before=split.tail_start)
+    shown = Shown.new()
+    # The head stays: its old tool outputs become their one-line accounts and its long
+    # tool-call arguments shrink (a first turn that wrote a whole file must not keep the
+    # window full after a compaction).
+    pruned = prune_head(
         msgs,
-        0,
-        split.tail_start,
+        split.head_end,
+        reading,
+        shown,
         min_chars=config.prune_min_chars,
         arg_max_chars=config.tool_arg_max_chars,
     )
-    turns, redactions = build_turns(
+    built = build_turns(
         msgs,
         counts,
-        pruned.messages[split.head_end :],
-        start=split.head_end,
-        summaries=window.summaries,
-        lifted=split.lifted,
+        Window(split.head_end, split.tail_start, window.summaries, split.lifted),
+        reading=reading,
+        shown=shown,
+        config=config,
     )
+    turns, redactions = built.turns, built.redactions
+    pruned = replace(
+        pruned,
+        pruned_tool_outputs=pruned.pruned_tool_outputs + built.shown_results,
+        deduplicated_tool_outputs=pruned.deduplicated_tool_outputs + built.deduplicated,
+        shrunk_tool_args=pruned.shrunk_tool_args + built.shrunk_calls,
+    )
+    uses = [u for u in reading.uses if split.head_end <= u.call_index < split.tail_start]
+    prose = read_prose([t.message for t in turns], [t.at for t in turns])
     prior = redact_text(job.previous_summary or window.rehydrated or "")
     focus = redact_text(job.focus_topic or "")
     folded = summarize_turns(
@@ -122,19 +142,45 @@ def _summarize_window(
             today=job.today,
             focus_topic=focus.text or None,
             budget_tokens=summary_budget(sum(counts[i] for i in window.removed), config),
+            uses=uses,
+            prose=prose,
         ),
     )
     redactions += folded.redactions + prior.count + focus.count
     facts = _Facts(split, window, pruned, folded, redactions, summarizer)
     if folded.text is None:
         return facts
-    removed = [t.message for t in turns if t.removed]
-    return _with_ledger(facts, folded.text, removed[-config.ledger_window_messages :])
+    removed = [t for t in turns if t.removed]
+    ledger = extract_ledger(
+        removed,
+        uses,
+        prose.within({t.at for t in removed}),
+        reading,
+        shown,
+        budget_chars=_ledger_budget(start, split, folded.text) * _LEDGER_CHARS_PER_TOKEN,
+    )
+    facts = replace(facts, redactions=facts.redactions + shown.redactions)
+    return _with_ledger(facts, folded.text, ledger)
 
 
-def _with_ledger(facts: _Facts, text: str, removed: Sequence[Message]) -> _Facts:
+_LEDGER_CHARS_PER_TOKEN = 3  # paths, commands and quotes run denser than prose
+
+
+def _ledger_budget(start: _Start, split: Split, summary: str) -> int:
+    """Tokens the ledger may take: the room the compacted transcript leaves under its target,
+    within [ledger_min_tokens, ledger_max_ratio of the window]."""
+    config, counts = start.config, start.counts
+    kept = sum(counts[: split.head_end]) + sum(counts[split.tail_start :])
+    if split.lifted is not None:
+        kept += counts[split.lifted]
+    used = kept + len(summary) // _LEDGER_CHARS_PER_TOKEN
+    room = int(config.context_length * config.target_ratio) - used
+    ceiling = int(config.context_length * config.ledger_max_ratio)
+    return max(config.ledger_min_tokens, min(room, ceiling))
+
+
+def _with_ledger(facts: _Facts, text: str, ledger: Ledger) -> _Facts:
     """The summary with what the ledger found and the summarizer left out, redacted once more."""
-    ledger = extract_ledger(removed)
     completed, appended = complete_summary(text, ledger)
     red = redact_text(completed)
     return replace(
@@ -210,7 +256,7 @@ class _Facts:
 
     split: Split
     window: _Window
-    pruned: PruneResult  # everything before the tail: the head (which stays) and the window
+    pruned: PruneResult  # the head, which stays
     folded: Folded
     redactions: int
     summarizer: Summarizer

@@ -25,15 +25,19 @@ class CompressConfig:
     # Pre-pass.
     prune_min_chars: int = 200  # tool outputs shorter than this are left alone
     tool_arg_max_chars: int = 200  # longer string leaves in old tool-call arguments are cut
-    # Serialization for the summarizer (per message).
-    serialize_tool_result_head_chars: int = 4_000
-    serialize_tool_result_tail_chars: int = 1_500
+    # Serialization for the summarizer (per message). A tool result is shown as its one-line
+    # account and an excerpt of whole lines: its error lines first, then its first and last
+    # lines, within these sizes (an output with error lines gets the larger one).
+    serialize_result_chars: int = 1_500
+    serialize_ok_result_chars: int = 300
     serialize_tool_args_head_chars: int = 1_200
     serialize_message_max_chars: int = 12_000
-    # The artifact ledger reads the newest this-many summarized messages: it keeps only the
-    # newest entries of each kind anyway, and scanning a 10,000-message window costs more than
-    # everything else in a pass.
-    ledger_window_messages: int = 400
+    # After a compaction the transcript should take at most this share of the window; the
+    # ledger uses the room left under it (at least ``ledger_min_tokens``, at most
+    # ``ledger_max_ratio`` of the window).
+    target_ratio: float = 0.25
+    ledger_min_tokens: int = 800
+    ledger_max_ratio: float = 0.08
     # Anti-thrash: this many consecutive passes under ``ineffective_savings_pct`` stop
     # automatic compaction until the session grows.
     ineffective_savings_pct: float = 10.0

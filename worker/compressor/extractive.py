@@ -1,42 +1,42 @@
 """A summarizer without a language model: the template filled by rules from the window.
 
-It is the chosen summarizer when no LLM is configured and the stand-in when one fails. It quotes
-rather than paraphrases (user asks verbatim, actions with their tools and outcomes, files, error
-lines, the last few turns), says plainly that it is extractive, and merges into a previous
-summary section by section so that repeated passes stay bounded.
+It is the chosen summarizer when no LLM is configured and the stand-in when one fails, so it
+must read as a handoff a person would accept. It quotes rather than paraphrases: every user
+message (whole when short, exact quotes when long, in whatever language), the commands that
+failed with their exit codes and error lines, the files written, decisions with their reasons
+and what is still blocked, every action in one line. Sections share the summary budget in
+order of importance; the focus topic moves what it names to the front of every section. It
+says plainly that it is extractive, and merges into a previous summary section by section so
+repeated passes stay bounded.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from worker.compressor import cues
+from worker.compressor.cuts import quote, snippet
 from worker.compressor.markers import summary_body
-from worker.compressor.messages import Message, ToolCall, content_text, result_texts
+from worker.compressor.messages import Message
+from worker.compressor.paths import text_paths
 from worker.compressor.prompts import SECTIONS
-from worker.compressor.prune import describe_call, parse_json_object, safe_prefix, snippet
+from worker.compressor.prose import Prose, read_prose
 from worker.compressor.summarizer import SummaryRequest, SummaryResponse
+from worker.compressor.tool_calls import named_paths
+from worker.compressor.tooluse import Shown, ToolUse, read_tool_uses
 
 EXTRACTIVE_NOTE = (
     "(Extractive summary: assembled by rules from the transcript, without a language model. "
     "Quotes are exact but selective.)"
 )
-_ERROR_LINE = re.compile(
-    r"(?:Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b|\bFAILED\b|\bfatal:|"
-    r"\berror:|\bpanic:|Segmentation fault|No such file or directory|command not found)"
-)
-_PATH_TOKEN = re.compile(
-    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|"
-    r"md|rst|txt|cfg|ini|sh|rs|go|java|kt|c|h|cc|cpp|hpp|rb|php|html|css|scss|sql|proto|lock)\b"
-)
-_PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
-_CONSTRAINT = re.compile(
-    r"(?i)\b(?:don't|do not|never|always|must|mustn't|should not|shouldn't|prefer|avoid|"
-    r"instead of|make sure|without)\b"
-)
-_NUMBERED = re.compile(r"^\s*(\d+)\.\s+(.*)$")
+USER_MESSAGES = "User Messages"  # a section of ours after the template's: what the user wrote
 _NOT_EXTRACTED = "Not extracted (extractive summary)."
+_NUMBERED = re.compile(r"^\s*(\d+)\.\s+(.*)$")
+_CHARS_PER_TOKEN = 3  # quotes, paths and commands run denser than prose
+_SHORT_MESSAGE = 600  # a user message up to this long is quoted whole
+_LONG_MESSAGE_CHARS = 900  # what a long one gets: its rules and facts, first and last words
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,9 @@ class ExtractiveSummarizer:
             request.window,
             previous=request.previous_summary,
             budget_tokens=request.budget_tokens,
+            uses=request.uses,
+            prose=request.prose,
+            focus_topic=request.focus_topic,
             recent_turns=self.recent_turns,
         )
         return SummaryResponse(text=text, model="extractive", latency_ms=0.0)
@@ -65,12 +68,10 @@ class ExtractiveSummarizer:
 
 @dataclass(slots=True)
 class _Facts:
-    asks: list[str] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    constraints: list[str] = field(default_factory=list)
+    asks: list[str] = field(default_factory=list)  # user messages, in order
+    rules: list[str] = field(default_factory=list)  # user sentences that state a rule
+    decisions: list[str] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
     last_assistant: str = ""
@@ -82,142 +83,246 @@ def extractive_summary(
     *,
     previous: str | None,
     budget_tokens: int,
+    uses: Sequence[ToolUse] | None = None,
+    prose: Prose | None = None,
+    focus_topic: str | None = None,
     recent_turns: int = 6,
 ) -> str:
-    """The template's sections, filled from ``window`` and merged into ``previous``."""
-    facts = _collect(window, recent_turns)
+    """The template's sections, filled from ``window`` and merged into ``previous``.
+
+    ``uses`` and ``prose``: the window's tool uses and what was said in it, as the core read
+    them (from the messages before any cut); when None they are read from ``window`` itself.
+    """
+    shown = Shown.new()
+    uses = read_tool_uses(window).uses if uses is None else uses
+    prose = read_prose(window) if prose is None else prose
+    facts = _collect(window, prose, recent_turns)
     old = parse_sections(previous or "")
-    caps = _Caps.for_budget(budget_tokens)
-    sections = {
-        "Active Task": _active_task(facts, old),
-        "Goal": old.get("Goal") or _goal(facts),
-        "Constraints & Preferences": _merge_lines(
-            old, "Constraints & Preferences", facts.constraints, caps.lines
-        ),
-        "Completed Actions": _numbered(
-            old.get("Completed Actions", ""), facts.actions, caps.actions
-        ),
-        "Active State": _active_state(facts, old),
-        "In Progress": snippet(facts.last_assistant, 600)
+    room = _Room(max(budget_tokens, 500) * _CHARS_PER_TOKEN, _focus_words(focus_topic))
+    sections: dict[str, str] = {}
+    # Filled in order of importance: each takes at most its share of what is left.
+    sections["Active Task"] = _active_task(facts, old)
+    room.take(sections["Active Task"])
+    sections[USER_MESSAGES] = room.lines(
+        [*_old_lines(old, USER_MESSAGES), *(_said(a) for a in facts.asks)], 0.45, numbered=False
+    )
+    sections["Blocked"] = room.lines(
+        [*_failures(uses, shown, open_only=True), *facts.blockers], 0.3, old=old.get("Blocked")
+    )
+    sections["Constraints & Preferences"] = room.lines(
+        facts.rules, 0.3, old=old.get("Constraints & Preferences")
+    )
+    sections["Key Decisions"] = room.lines(facts.decisions, 0.3, old=old.get("Key Decisions"))
+    written = _unique(p for u in uses for p in u.written)
+    sections["Active State"] = (
+        "Files written in these turns:\n" + room.lines(written, 0.3)
+        if written
+        else old.get("Active State") or "Not tracked by rules; see Completed Actions."
+    )
+    sections["Completed Actions"] = room.actions(
+        old.get("Completed Actions", ""), [_action(u, shown) for u in uses], 0.6
+    )
+    sections["Relevant Files"] = room.lines(_files(facts, uses), 0.3, old=old.get("Relevant Files"))
+    sections["Goal"] = old.get("Goal") or _goal(facts)
+    sections["In Progress"] = (
+        snippet(facts.last_assistant, 600)
         if facts.last_assistant
-        else old.get("In Progress", "Nothing recorded."),
-        "Blocked": _merge_lines(old, "Blocked", facts.errors, caps.errors),
-        "Key Decisions": old.get("Key Decisions") or _NOT_EXTRACTED,
-        "Resolved Questions": _merge_lines(old, "Resolved Questions", facts.resolved, caps.lines),
-        "Pending User Asks": _bullets(facts.pending[-caps.lines :]) or "None.",
-        "Relevant Files": _merge_lines(old, "Relevant Files", facts.files, caps.files),
-        "Remaining Work": old.get("Remaining Work")
-        or "Not determined by rules; see Active Task and Pending User Asks.",
-        "Critical Context": _critical(facts, old, previous),
-    }
-    body = "\n\n".join(f"## {name}\n{sections[name]}" for name in SECTIONS)
-    text = f"{EXTRACTIVE_NOTE}\n\n{body}"
-    return safe_prefix(text, caps.total_chars)
+        else old.get("In Progress", "Nothing recorded.")
+    )
+    sections["Resolved Questions"] = room.lines(
+        facts.resolved, 0.3, old=old.get("Resolved Questions")
+    )
+    sections["Pending User Asks"] = room.lines(facts.pending, 0.3) or "None."
+    sections["Remaining Work"] = (
+        old.get("Remaining Work")
+        or "Not determined by rules; see Active Task, Blocked and Pending User Asks."
+    )
+    sections["Critical Context"] = _critical(facts, old, previous, room)
+    body = "\n\n".join(
+        f"## {name}\n{sections[name] or 'None.'}" for name in (*SECTIONS, USER_MESSAGES)
+    )
+    return f"{EXTRACTIVE_NOTE}\n\n{body}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Caps:
-    actions: int
-    files: int
-    errors: int
-    lines: int
-    total_chars: int
+class _Room:
+    """The summary's budget in characters, handed out section by section."""
 
-    @classmethod
-    def for_budget(cls, budget_tokens: int) -> _Caps:
-        # A line costs ~40 tokens: the caps keep the whole under the budget even after merging.
-        unit = max(budget_tokens, 500) // 100
-        return cls(
-            actions=max(8, unit * 2),
-            files=max(8, unit),
-            errors=max(4, unit // 2),
-            lines=max(4, unit // 2),
-            total_chars=max(budget_tokens, 500) * 4,
-        )
+    def __init__(self, chars: int, focus: frozenset[str]) -> None:
+        self.left = chars
+        self.focus = focus
+
+    def take(self, text: str) -> None:
+        self.left -= len(text) + 4
+
+    def lines(
+        self,
+        items: Sequence[str],
+        share: float,
+        *,
+        old: str | None = None,
+        numbered: bool = False,
+    ) -> str:
+        """Bullets for ``old``'s items then ``items``, within ``share`` of what is left: items
+        on the focus topic first, then the newest; shown in their order."""
+        merged = _unique([*_bullets_of(old), *items])
+        limit = max(200, int(self.left * share))
+        keep = self._pick(merged, limit, lambda i: len(i) + 3)
+        ordered = sorted(keep, key=lambda i: (not self._on_focus(merged[i]), i))
+        text = "\n".join(f"- {merged[i]}" for i in ordered)
+        if len(keep) < len(merged):
+            text += f"\n- ({len(merged) - len(keep)} more left out for length)"
+        self.take(text)
+        return text
+
+    def actions(self, old: str, new: Sequence[str], share: float) -> str:
+        """Numbered actions, continuing ``old``'s numbering; failures and writes are kept first,
+        then the newest; what is left out is named by its numbers."""
+        items = [(int(m[1]), m[2]) for line in old.splitlines() if (m := _NUMBERED.match(line))]
+        start = items[-1][0] + 1 if items else 1
+        items += [(start + i, text) for i, text in enumerate(new)]
+        if not items:
+            return "None recorded."
+        limit = max(400, int(self.left * share))
+        texts = [f"{n}. {text}" for n, text in items]
+        important = [i for i, (_, t) in enumerate(items) if _IMPORTANT.search(t)]
+        keep = self._pick(texts, limit, lambda i: len(i) + 1, first=important)
+        shown = [texts[i] for i in sorted(keep)]
+        if len(keep) < len(items):
+            left_out = [items[i][0] for i in range(len(items)) if i not in keep]
+            shown.insert(0, f"(actions {_ranges(left_out)} left out for length)")
+        text = "\n".join(shown)
+        self.take(text)
+        return text
+
+    def _pick(
+        self,
+        texts: Sequence[str],
+        limit: int,
+        cost: Callable[[str], int],
+        first: Sequence[int] = (),
+    ) -> set[int]:
+        on_focus = [i for i in range(len(texts)) if self._on_focus(texts[i])]
+        order = [*on_focus, *first, *range(len(texts) - 1, -1, -1)]
+        keep: set[int] = set()
+        used = 0
+        for i in order:
+            if i in keep:
+                continue
+            if used + cost(texts[i]) > limit:
+                continue
+            keep.add(i)
+            used += cost(texts[i])
+        return keep
+
+    def _on_focus(self, text: str) -> bool:
+        if not self.focus:
+            return False
+        lowered = text.casefold()
+        return any(word in lowered for word in self.focus)
 
 
-def _collect(window: Sequence[Message], recent_turns: int) -> _Facts:
+# A failed action or a file written: kept in Completed Actions before the others.
+_IMPORTANT = re.compile(r"- (?:exit [1-9]|exit -|failed)|error: |^(?:WROTE|EDITED) ")
+
+
+def _focus_words(topic: str | None) -> frozenset[str]:
+    if not topic:
+        return frozenset()
+    words = re.findall(r"\w[\w./-]{2,}", topic.casefold())
+    return frozenset(words) or frozenset({topic.casefold().strip()})
+
+
+def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Facts:
     facts = _Facts()
-    results = result_texts(window)
+    facts.asks = [s.text for s in prose.asks]
+    facts.rules = [quote(s.text, 300) for s in prose.rules]
+    facts.decisions = [f'"{quote(s.text, 320)}"' for s in prose.decisions]
+    facts.blockers = [f'Assistant noted: "{quote(s.text, 300)}"' for s in prose.blockers]
+    # A reply (an assistant message without tool calls) answers the questions before it.
+    events = sorted(
+        [(s.at, 0, s.text) for s in prose.asks] + [(s.at, 1, s.text) for s in prose.replies]
+    )
+    for _, is_reply, text in events:
+        if is_reply:
+            answered = [f"{ask} -> {snippet(text, 200)}" for ask in facts.pending if "?" in ask]
+            facts.resolved.extend(answered)
+            facts.pending.clear()
+        else:
+            facts.pending.append(f'User asked: "{quote(text, 300)}"')
     for msg in window:
-        body = summary_body(msg)
-        text = content_text(msg.content) if body is None else ""
-        if msg.role == "user" and text.strip():
-            _user_turn(facts, text)
-        elif msg.role == "assistant":
-            _assistant_turn(facts, msg, text, results)
-        elif msg.role == "tool":
-            facts.errors.extend(_error_lines(text))
+        text = msg.text() if summary_body(msg) is None else ""
         if msg.role in ("user", "assistant") and text.strip():
             facts.recent.append(f"[{msg.role.upper()}] {snippet(text, 300)}")
+            if msg.role == "assistant":
+                facts.last_assistant = text
     facts.recent = facts.recent[-recent_turns:]
-    facts.errors = _unique(facts.errors)
-    facts.files = _unique(facts.files)
     return facts
 
 
-def _user_turn(facts: _Facts, text: str) -> None:
-    facts.asks.append(text)
-    facts.pending.append(_quote(text, 300))
-    facts.constraints.extend(
-        snippet(line.strip().lstrip("-*• ").strip(), 200)
-        for line in text.splitlines()
-        if _CONSTRAINT.search(line)
-    )
-    facts.files.extend(_PATH_TOKEN.findall(text))
+def _said(text: str) -> str:
+    """A user message as an exact quote: whole when short; else its first words, the sentences
+    that state rules or facts, and its last words, in order, within a bound."""
+    stripped = " ".join(text.split())
+    if len(stripped) <= _SHORT_MESSAGE:
+        return f'"{stripped}"'
+    parts = list(cues.sentences(text[:20_000]))
+    chosen = {0, len(parts) - 1} | {
+        i for i, (_, s) in enumerate(parts) if cues.RULE.search(s) or any(c.isdigit() for c in s)
+    }
+    quoted: list[str] = []
+    used = 0
+    for i, (_, sentence) in enumerate(parts):
+        if i not in chosen:
+            continue
+        piece = quote(sentence, 300)
+        if used + len(piece) > _LONG_MESSAGE_CHARS and quoted:
+            break
+        quoted.append(piece)
+        used += len(piece)
+    return '"' + " … ".join(quoted) + f'" ({len(stripped):,} chars in all)'
 
 
-def _assistant_turn(facts: _Facts, msg: Message, text: str, results: dict[int, str]) -> None:
-    if text.strip() and not msg.tool_calls:
-        # A reply: the asks before it count as answered.
-        answered = [f"{ask} -> {snippet(text, 200)}" for ask in facts.pending if "?" in ask]
-        facts.resolved.extend(answered)
-        facts.pending.clear()
-    if text.strip():
-        facts.last_assistant = text
-    for call in msg.tool_calls:
-        facts.actions.append(_action(call, results.get(id(call))))
-        paths = _call_paths(call)
-        facts.files.extend(paths)
-        if any(w in call.name.lower() for w in ("write", "edit", "create", "patch", "replace")):
-            facts.written.extend(paths)
+def _failures(uses: Sequence[ToolUse], shown: Shown, *, open_only: bool) -> list[str]:
+    """Commands that failed and never passed later: `command` → exit N: first error line."""
+    passed: dict[str, int] = {}
+    for use in uses:
+        if use.command and use.result is not None and not use.failed and not use.errors:
+            passed[" ".join(use.command.split())] = use.call_index
+    out = []
+    for use in uses:
+        if not (use.failed or (use.errors and use.kind in ("shell", "code"))):
+            continue
+        later = passed.get(" ".join((use.command or "").split()), -1) > use.call_index
+        if open_only and later:
+            continue
+        out.append(_failure_line(use, shown))
+    return out
 
 
-def _action(call: ToolCall, result: str | None) -> str:
-    """``VERB target - outcome [tool: name]`` from a call and its (possibly pruned) result."""
-    output = result or ""
-    prefix = f"[{call.name}] "
-    described = (
-        output[len(prefix) :].split(" (+", 1)[0]
-        if output.startswith(prefix)
-        else describe_call(call.name, call.arguments, output)
-    )
-    if result is None:
-        described += " -> no result recorded"
-    verb, _, rest = described.partition(" ")
+def _failure_line(use: ToolUse, shown: Shown) -> str:
+    command = shown.command(use)
+    error = shown.error(use)
+    if command:
+        code = f" → exit {use.exit_code}" if use.exit_code is not None else ""
+        return f"`{command}`{code}" + (f": {error}" if error else "")
+    return f"{use.call.name}: {error or 'failed'}"
+
+
+def _action(use: ToolUse, shown: Shown) -> str:
+    """``VERB target - outcome [tool: name]`` from the one-line account of a tool use."""
+    verb, _, rest = shown.action(use).partition(" ")
+    if verb == "ran" and rest.startswith("code "):
+        verb, rest = "ran code", rest[5:]
     action, _, outcome = rest.partition(" -> ")
     line = f"{verb.upper()} {action}".strip()
-    return f"{line} - {outcome} [tool: {call.name}]" if outcome else f"{line} [tool: {call.name}]"
+    name = use.call.name
+    return f"{line} - {outcome} [tool: {name}]" if outcome else f"{line} [tool: {name}]"
 
 
-def _call_paths(call: ToolCall) -> list[str]:
-    args = parse_json_object(call.arguments)
-    paths = [v for k in _PATH_KEYS if isinstance(v := args.get(k), str) and v.strip()]
-    command = args.get("command") or args.get("cmd")
-    if isinstance(command, str):
-        paths.extend(_PATH_TOKEN.findall(command))
-    return paths
-
-
-def _error_lines(text: str) -> list[str]:
-    return [snippet(line, 300) for line in text.splitlines() if _ERROR_LINE.search(line)][-4:]
-
-
-def _quote(text: str, limit: int) -> str:
-    quoted = text.strip()
-    if len(quoted) > limit:
-        quoted = safe_prefix(quoted, limit) + f"…[{len(quoted) - limit:,} chars not quoted]"
-    return f'User asked: "{quoted}"'
+def _files(facts: _Facts, uses: Sequence[ToolUse]) -> list[str]:
+    named = [p for ask in facts.asks for p in text_paths(ask[:20_000])]
+    touched = [p for use in uses for p in named_paths(use.facts)]
+    return _unique(p.removeprefix("./") for p in [*named, *touched])
 
 
 def _goal(facts: _Facts) -> str:
@@ -225,27 +330,23 @@ def _goal(facts: _Facts) -> str:
         return "Not stated."
     if len(facts.asks) == 1:
         return "As in the Active Task."
-    return _quote(facts.asks[0], 500)
+    return f'User asked: "{quote(facts.asks[0], 500)}"'
 
 
 def _active_task(facts: _Facts, old: dict[str, str]) -> str:
     if facts.asks:
-        return _quote(facts.asks[-1], 2000)
+        return f'User asked: "{quote(facts.asks[-1], 2000)}"'
     return old.get("Active Task") or "None."
 
 
-def _active_state(facts: _Facts, old: dict[str, str]) -> str:
-    if not facts.written:
-        return old.get("Active State") or "Not tracked by rules; see Completed Actions."
-    return "Files written in these turns:\n" + _bullets(_unique(facts.written)[-20:])
-
-
-def _critical(facts: _Facts, old: dict[str, str], previous: str | None) -> str:
+def _critical(facts: _Facts, old: dict[str, str], previous: str | None, room: _Room) -> str:
     lines = ["Last turns before this summary:", *facts.recent] if facts.recent else []
     if previous and not old:
         # An earlier summary without our headings: keep its gist rather than lose it.
         lines.append(f"Earlier summary: {snippet(previous, 1500)}")
-    return "\n".join(lines) or old.get("Critical Context") or "None."
+    text = "\n".join(lines) or old.get("Critical Context") or "None."
+    room.take(text)
+    return text
 
 
 def parse_sections(text: str) -> dict[str, str]:
@@ -265,34 +366,34 @@ def parse_sections(text: str) -> dict[str, str]:
     return {k: v for k, v in sections.items() if v}
 
 
-def _numbered(old: str, new: Sequence[str], cap: int) -> str:
-    """Old numbered items, then the new ones numbered on; only the newest ``cap`` are shown."""
-    items = [
-        (int(m.group(1)), m.group(2)) for line in old.splitlines() if (m := _NUMBERED.match(line))
-    ]
-    start = items[-1][0] + 1 if items else 1
-    items += [(start + i, text) for i, text in enumerate(new)]
-    if not items:
-        return "None recorded."
-    shown = items[-cap:]
-    lines = [f"{n}. {text}" for n, text in shown]
-    if len(shown) < len(items):
-        lines.insert(0, f"(actions 1-{shown[0][0] - 1} left out for length)")
-    return "\n".join(lines)
+def _old_lines(old: dict[str, str], name: str) -> list[str]:
+    return _bullets_of(old.get(name))
 
 
-def _merge_lines(old: dict[str, str], name: str, new: Iterable[str], cap: int) -> str:
-    previous = [
+def _bullets_of(text: str | None) -> list[str]:
+    if not text:
+        return []
+    return [
         line.removeprefix("- ").strip()
-        for line in old.get(name, "").splitlines()
-        if line.strip() and line.strip() not in ("None.", _NOT_EXTRACTED)
+        for line in text.splitlines()
+        if line.strip()
+        and line.strip() not in ("None.", _NOT_EXTRACTED)
+        and not line.strip().endswith("left out for length)")
     ]
-    merged = _unique([*previous, *new])[-cap:]
-    return _bullets(merged) or "None."
 
 
-def _bullets(items: Iterable[str]) -> str:
-    return "\n".join(f"- {item}" for item in items)
+def _ranges(numbers: Sequence[int]) -> str:
+    """``1-4, 7, 9-12``."""
+    out: list[str] = []
+    start = prev = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(f"{start}-{prev}" if prev != start else str(start))
+        if n is not None:
+            start = prev = n
+    return ", ".join(out)
 
 
 def _unique(items: Iterable[str]) -> list[str]:

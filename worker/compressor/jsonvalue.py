@@ -51,6 +51,28 @@ def loads(text: str) -> Any:
     return value
 
 
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def loads_prefix(text: str) -> tuple[Any, int]:
+    """The JSON value that ``text`` starts with, and where it ends: ``loads`` for a text that
+    is one value, else ``json``'s raw decode of its start (a tool that appends a note after
+    its JSON answer). The same ``ValueError`` cases as ``loads``."""
+    try:
+        return loads(text), len(text)
+    except ValueError:
+        pass
+    try:
+        value, end = _raw_decode(text)
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
+    if type(value) in _CONTAINERS and deeper_than(value, MAX_DEPTH):
+        raise ValueError(_TOO_DEEP)
+    if "\\u" in text[:end] or not text.isascii():
+        return without_lone_surrogates(value), end
+    return value, end
+
+
 def text_without_lone_surrogates(text: str) -> str:
     """``text`` with each lone surrogate replaced by U+FFFD (an ASCII text is not scanned)."""
     return text if text.isascii() else LONE_SURROGATE.sub("\ufffd", text)

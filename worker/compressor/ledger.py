@@ -1,88 +1,87 @@
-"""The artifact ledger: exact strings from a summarized window that a summary must not lose.
+"""The artifact ledger: exact strings from the summarized window that a summary must not lose.
 
-Summaries paraphrase; agents then re-probe files, re-run commands and rediscover errors. The
-ledger is collected deterministically from the window (each entry redacted before it is cut):
-files touched, shell commands with their exit codes, error lines, URLs and identifiers. After the
-summarizer has written its summary, ``complete_summary`` appends only the entries the summary
-left out, so the trail survives whatever the model chose to keep.
-
-Each category is deduplicated (the most recent occurrence wins), capped to its most recent
-entries and kept in chronological order, so a 10,000-message window still yields a ledger of a
-few hundred tokens.
+Summaries paraphrase; agents then re-run commands, re-open files and ask the user again. The
+ledger is collected deterministically from the whole window, read before anything in it is cut:
+the commands that failed (exit code and first error line; those never followed by a success of
+the same command first), files written or edited, what the user said (their rules and facts
+first), decisions taken with their reason, files the user named, other error lines, URLs and
+identifiers. Entries are ranked by what matters, not by age, and kept while they fit a budget
+that grows with the room the compacted transcript leaves. After the summarizer has written its
+summary, ``complete_summary`` appends only the entries the summary left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from worker.compressor import cues
 from worker.compressor import ledger_scan as scan
-from worker.compressor.messages import Message, ToolCall, result_texts
-from worker.compressor.redact import redact_text
+from worker.compressor.cuts import quote
+from worker.compressor.paths import text_paths
+from worker.compressor.prose import Prose
+from worker.compressor.tooluse import Reading, Shown, ToolUse
+from worker.compressor.turns import Turn
 
-Kind: TypeAlias = Literal["file", "command", "error", "url", "id"]
-KINDS: tuple[Kind, ...] = ("file", "command", "error", "url", "id")
-
+Kind: TypeAlias = Literal[
+    "failing", "failed", "file", "user", "decision", "user_file", "error", "url", "id"
+]
+# Rendering order, and each kind's label.
+KINDS: tuple[Kind, ...] = (
+    "failing",
+    "failed",
+    "error",
+    "file",
+    "user_file",
+    "user",
+    "decision",
+    "url",
+    "id",
+)
+_LABELS: dict[Kind, str] = {
+    "failing": "still failing",
+    "failed": "failed, later passed",
+    "error": "error",
+    "file": "file written",
+    "user_file": "file named by the user",
+    "user": "user said",
+    "decision": "decision",
+    "url": "url",
+    "id": "id",
+}
 HEADING = "## Artifact Ledger"
-_INTRO = "Exact names from the summarized turns that the summary above does not mention:"
-_ELLIPSIS = "…"
-_SHELL_TOOL_WORDS = ("bash", "shell", "terminal", "exec", "command", "cmd", "powershell", "zsh")
-_COMMAND_KEYS = ("command", "cmd", "script", "commands")
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerLimits:
-    """Caps per category (most recent entries win) and on the length of one entry."""
-
-    files: int = 15
-    commands: int = 10
-    errors: int = 6
-    urls: int = 5
-    ids: int = 8
-    command_chars: int = 100
-    line_chars: int = 140
-    total_chars: int = 2_000  # 500-650 tokens (hex ids cost most): the whole rendered ledger
-
-    def cap(self, kind: Kind) -> int:
-        return {
-            "file": self.files,
-            "command": self.commands,
-            "error": self.errors,
-            "url": self.urls,
-            "id": self.ids,
-        }[kind]
-
-
-DEFAULT_LIMITS = LedgerLimits()
+_INTRO = "Exact strings from the summarized turns that the summary above does not contain:"
+_QUOTE_CHARS = 320  # one user sentence or decision, quoted
+_LINE_CHARS = 200  # an error line, a path, a URL
+_COMMAND_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
 class Entry:
     kind: Kind
-    text: str  # the exact string to preserve (cut with "…" when it was too long)
-    exit_code: int | None = None  # commands only: what the matching tool result reported
-
-    @property
-    def needle(self) -> str:
-        """What must appear in a summary for this entry to count as kept."""
-        return self.text.removesuffix(_ELLIPSIS).rstrip()
+    text: str  # the rendered entry after its label
+    needles: tuple[str, ...]  # all of these must appear in a summary for it to be there
+    rank: int  # lower goes first when the budget is short
+    order: int  # where it was found in the window (chronological)
+    exit_code: int | None = None  # commands: the code their result reported
 
     def render(self) -> str:
-        if self.kind != "command":
-            return f"- {self.kind}: {self.text}"
-        status = "" if self.exit_code is None else f" → exit {self.exit_code}"
-        return f"- command: `{self.text}`{status}"
+        return f"- {_LABELS[self.kind]}: {self.text}"
+
+    def present_in(self, summary: str) -> bool:
+        """The summary already carries this entry (for a command: with its exit code)."""
+        if not all(n in summary for n in self.needles):
+            return False
+        if self.exit_code is None:
+            return True
+        return _names_exit(summary, self.needles[0], self.exit_code)
 
 
 @dataclass(frozen=True, slots=True)
 class Ledger:
     entries: tuple[Entry, ...] = ()  # grouped by kind in KINDS order, chronological within
-
-    def items(self) -> tuple[str, ...]:
-        """Every entry as the exact string to preserve."""
-        return tuple(e.text for e in self.entries)
 
     @property
     def is_empty(self) -> bool:
@@ -96,99 +95,185 @@ class Ledger:
         return _section(self.entries) if self.entries else ""
 
 
-def extract_ledger(messages: Sequence[Message], *, limits: LedgerLimits = DEFAULT_LIMITS) -> Ledger:
-    """Collect the artifact trail of ``messages``, deterministically; entries come out redacted.
-
-    The scan runs from the newest message back and stops looking for a kind once it holds that
-    kind's cap of entries: an older one could not be kept.
-    """
-    found = _Collector(limits)
-    found.rule_out(_absent_kinds(messages))
-    scanner = _Scanner(messages)
-    for msg in reversed(messages):
-        wanted = found.wanted()
-        if not wanted:
-            break
-        for kind, text, code in reversed(scanner.occurrences(msg, wanted)):
-            found.add_older(kind, text, code)
-    return found.ledger()
+# Priority when the budget is short (lower first).
+_RANK: dict[str, int] = {
+    "failing": 0,
+    "file": 1,
+    "user_rule": 2,
+    "failed": 3,
+    "decision": 4,
+    "user_file": 5,
+    "error": 6,
+    "user": 7,
+    "url": 8,
+    "id": 9,
+}
 
 
-_Occurrence: TypeAlias = tuple[Kind, str, int | None]
+def extract_ledger(
+    turns: Sequence[Turn],
+    uses: Sequence[ToolUse],
+    prose: Prose,
+    reading: Reading,
+    shown: Shown,
+    *,
+    budget_chars: int,
+) -> Ledger:
+    """The ranked artifact trail of a window: ``turns`` (its messages as the summarizer saw
+    them, redacted), ``uses`` (its tool uses) and ``prose`` (what was said in it); ``reading``
+    holds later uses too, which may resolve a failure."""
+    found = [*_from_uses(uses, reading, shown), *_from_prose(prose)]
+    texts = [(turn.at, turn.message.text()) for turn in turns]
+    # URLs and identifiers are rare: the window is asked once before each text is.
+    joined = "\n".join(text for _, text in texts)
+    urls, ids = scan.may_hold_urls(joined), scan.may_hold_identifiers(joined)
+    if urls or ids:
+        for order, text in texts:
+            found += _exact_strings(text, order, urls=urls, ids=ids)
+    return Ledger(_fit(_unique(found), budget_chars))
 
 
-def _absent_kinds(messages: Sequence[Message]) -> set[Kind]:
-    """Kinds that no message can hold, each decided in one look at the whole window.
-
-    Errors, URLs and identifiers are rare; asking every message about them costs more than
-    asking the window once (a match in the joined text may span two messages: then every
-    message is asked, as without this test).
-    """
-    texts = [msg.content if type(msg.content) is str else msg.text() for msg in messages]
-    texts += [call.arguments for msg in messages if msg.tool_calls for call in msg.tool_calls]
-    window = "\n".join(texts)
-    tests: tuple[tuple[Kind, Callable[[str], bool]], ...] = (
-        ("error", scan.may_hold_errors),
-        ("url", scan.may_hold_urls),
-        ("id", scan.may_hold_identifiers),
-    )
-    return {kind for kind, may_hold in tests if not may_hold(window)}
-
-
-class _Scanner:
-    """What each message holds; a tool call's arguments are read once however often they recur."""
-
-    def __init__(self, messages: Sequence[Message]) -> None:
-        self._results = result_texts(messages)
-        # (tool, arguments) -> what they hold, for the kinds wanted when first read; the
-        # wanted kinds only ever shrink, so a later reading needs a subset of that.
-        self._arguments: dict[tuple[str, str], tuple[list[_Occurrence], str | None]] = {}
-
-    def occurrences(self, msg: Message, wanted: Container[Kind]) -> list[_Occurrence]:
-        """What ``msg`` holds of the wanted kinds, in the order it appears."""
-        found: list[_Occurrence] = []
-        text = msg.text()
-        if "error" in wanted and msg.role in ("user", "tool"):
-            found += [("error", line, None) for line in scan.error_lines(text)]
-        if "file" in wanted and msg.role == "tool":
-            found += [("file", path, None) for path in scan.diff_files(text)]
-        if "url" in wanted:
-            found += [("url", url, None) for url in scan.urls(text)]
-        if "id" in wanted:
-            found += [("id", ident, None) for ident in scan.identifiers(text)]
-        for call in msg.tool_calls:
-            found += self._call_occurrences(call, wanted)
-        return found
-
-    def _call_occurrences(self, call: ToolCall, wanted: Container[Kind]) -> list[_Occurrence]:
-        key = (call.name, call.arguments)
-        known = self._arguments.get(key)
-        if known is None:
-            known = self._arguments[key] = _argument_occurrences(call.name, call.arguments, wanted)
-        held, command = known
-        found = [item for item in held if item[0] in wanted]
-        if command is not None and "command" in wanted:
-            result = self._results.get(id(call))
-            found.append(("command", command, None if result is None else scan.exit_code(result)))
-        return found
+def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[Entry]:
+    passed = _later_successes(reading)
+    out: list[Entry] = []
+    # URLs and identifiers in arguments are rare: all arguments are asked once first.
+    joined = "\n".join(u.call.arguments for u in uses)
+    urls, ids = scan.may_hold_urls(joined), scan.may_hold_identifiers(joined)
+    for use in uses:
+        order = use.call_index
+        if use.kind in ("shell", "code") and use.command and (use.failed or use.errors):
+            out += _command_entries(use, shown, resolved=passed.get(_key(use), -1) > order)
+        elif use.failed and use.first_error:
+            where = (
+                f"{use.call.name} {shown.text(use.facts.paths[0], 80)}: " if use.facts.paths else ""
+            )
+            error = shown.error(use) or ""
+            out.append(Entry("error", f"{where}{error}", (error,), _RANK["error"], order))
+        for path in use.written:
+            clean = shown.text(path, _LINE_CHARS).removeprefix("./")
+            out.append(Entry("file", clean, (clean,), _RANK["file"], order))
+        if urls or ids:
+            out += _exact_strings_of_call(use, shown, order, urls=urls, ids=ids)
+    return out
 
 
-def _argument_occurrences(
-    tool: str, arguments: str, wanted: Container[Kind]
-) -> tuple[list[_Occurrence], str | None]:
-    """The files, URLs and identifiers a call's arguments hold, and its shell command if any."""
-    found: list[_Occurrence] = []
-    value = scan.json_object(arguments) if "file" in wanted or "command" in wanted else None
-    if "file" in wanted and value is not None:
-        found += [("file", path, None) for path in scan.argument_files(value)]
-    if "url" in wanted:
-        found += [("url", url, None) for url in scan.urls(arguments)]
-    if "id" in wanted:
-        found += [("id", ident, None) for ident in scan.identifiers(arguments)]
-    command = _shell_command(tool, value) if value is not None else None
-    if command is not None and "file" in wanted:
-        found += [("file", path, None) for path in scan.shell_written_files(command)]
-    return found, command
+def _command_entries(use: ToolUse, shown: Shown, *, resolved: bool) -> list[Entry]:
+    """A failed command (or one whose output shows an error): the command, its exit code and
+    first error line in one entry; its further error lines as entries of their own."""
+    command = shown.command(use, _COMMAND_CHARS) or ""
+    code = use.exit_code
+    error = shown.error(use, _LINE_CHARS)
+    if not use.failed and code in (0, None) and resolved:
+        return []  # an error printed by a run that succeeded and was run again: noise
+    kind: Kind = "failed" if resolved else "failing"
+    text = f"`{command}`" + (f" → exit {code}" if code is not None else "")
+    text += f": {error}" if error else ""
+    needles = tuple(n for n in (command, error) if n)
+    entries = [Entry(kind, text, needles, _RANK[kind], use.call_index, code)]
+    for extra in use.errors[1:3]:
+        line = shown.text(extra.text, _LINE_CHARS)
+        entries.append(Entry("error", line, (line,), _RANK["error"] + 1, use.call_index))
+    return entries
+
+
+def _later_successes(reading: Reading) -> dict[str, int]:
+    """For each command (white space collapsed), the last call index where it succeeded."""
+    passed: dict[str, int] = {}
+    for use in reading.uses:
+        if use.command and use.result is not None and not use.failed and not use.errors:
+            passed[_key(use)] = use.call_index
+    return passed
+
+
+def _key(use: ToolUse) -> str:
+    return " ".join((use.command or "").split())
+
+
+def _exact_strings_of_call(
+    use: ToolUse, shown: Shown, order: int, *, urls: bool, ids: bool
+) -> list[Entry]:
+    """URLs and identifiers in a call's arguments (redacted: a URL may carry a password)."""
+    args = use.call.arguments
+    out = []
+    if urls and scan.may_hold_urls(args):
+        for url in scan.urls(args):
+            clean = shown.text(url, _LINE_CHARS)
+            out.append(Entry("url", clean, (clean,), _RANK["url"], order))
+    if ids and scan.may_hold_identifiers(args):
+        out += [Entry("id", i, (i,), _RANK["id"], order) for i in scan.identifiers(args)]
+    return out
+
+
+def _from_prose(prose: Prose) -> list[Entry]:
+    out: list[Entry] = []
+    for said in prose.asks:
+        out += _user_entries(said.text, said.at)
+    for said in prose.decisions:
+        quoted = quote(said.text, _QUOTE_CHARS)
+        needle = quoted.split("…[", 1)[0]
+        out.append(Entry("decision", f'"{quoted}"', (needle,), _RANK["decision"], said.at))
+    return out
+
+
+def _user_entries(text: str, order: int) -> list[Entry]:
+    """What the user said: a short message whole, a long one sentence by sentence (rules and
+    facts first); and the files they named."""
+    stripped = text.strip()
+    out = [
+        Entry("user_file", p, (p,), _RANK["user_file"], order)
+        for p in text_paths(stripped[:20_000])
+    ]
+    if len(stripped) <= _QUOTE_CHARS:
+        said = [(0, " ".join(stripped.split()))]
+    else:
+        said = list(cues.sentences(stripped[:20_000]))
+    for _, sentence in said:
+        quoted = quote(sentence, _QUOTE_CHARS)
+        needle = quoted.split("…[", 1)[0]
+        rule = len(said) == 1 or cues.RULE.search(sentence) or _HAS_FACT.search(sentence)
+        rank = _RANK["user_rule"] if rule else _RANK["user"]
+        out.append(Entry("user", f'"{quoted}"', (needle,), rank, order))
+    return out
+
+
+# Digits, an e-mail, two capitalised words in a row (a name): a fact worth keeping.
+_HAS_FACT = re.compile(r"\d|@|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+
+
+def _exact_strings(text: str, order: int, *, urls: bool, ids: bool) -> list[Entry]:
+    out = []
+    if urls and scan.may_hold_urls(text):
+        out += [Entry("url", u, (u,), _RANK["url"], order) for u in scan.urls(text)]
+    if ids and scan.may_hold_identifiers(text):
+        out += [Entry("id", i, (i,), _RANK["id"], order) for i in scan.identifiers(text)]
+    return out
+
+
+def _unique(entries: Iterable[Entry]) -> list[Entry]:
+    """One entry per text and kind: the most important occurrence, then the latest."""
+    best: dict[tuple[Kind, str], Entry] = {}
+    for entry in entries:
+        key = (entry.kind, entry.text)
+        known = best.get(key)
+        if known is None or (entry.rank, -entry.order) < (known.rank, -known.order):
+            best[key] = entry
+    # A file both written and named by the user is listed once, as written.
+    written = {e.text for e in best.values() if e.kind == "file"}
+    return [e for e in best.values() if not (e.kind == "user_file" and e.text in written)]
+
+
+def _fit(entries: list[Entry], budget_chars: int) -> tuple[Entry, ...]:
+    """The entries that fit the budget, most important first (the newest first within a
+    rank); then in rendering order."""
+    size = len(_section(()))
+    kept: list[Entry] = []
+    for entry in sorted(entries, key=lambda e: (e.rank, -e.order)):
+        cost = len(entry.render()) + 1
+        if size + cost > budget_chars:
+            continue
+        kept.append(entry)
+        size += cost
+    return tuple(sorted(kept, key=lambda e: (KINDS.index(e.kind), e.order)))
 
 
 def complete_summary(summary: str, ledger: Ledger) -> tuple[str, int]:
@@ -198,13 +283,19 @@ def complete_summary(summary: str, ledger: Ledger) -> tuple[str, int]:
     nothing. When the summary already ends with a ledger section (a previous pass), new entries
     join that section instead of starting another.
     """
-    missing = [e for e in ledger.entries if e.needle not in summary]
+    missing = [e for e in ledger.entries if not e.present_in(summary)]
     if not missing:
         return summary, 0
     body = summary.rstrip()
     if _ends_with_ledger(body):
         return body + "\n" + "\n".join(e.render() for e in missing), len(missing)
     return f"{body}\n\n{_section(missing)}", len(missing)
+
+
+def _names_exit(summary: str, command: str, code: int) -> bool:
+    """Some line of the summary names the command and its exit code."""
+    exit_re = re.compile(rf"\bexit(?: code| status)?:? {code}\b")
+    return any(command in line and exit_re.search(line) for line in summary.splitlines())
 
 
 def _section(entries: Iterable[Entry]) -> str:
@@ -218,84 +309,3 @@ def _ends_with_ledger(summary: str) -> bool:
         and "\n## " not in summary[at + len(HEADING) :]
         and (at == 0 or summary[at - 1] == "\n")
     )
-
-
-def _shell_command(tool: str, value: Mapping[str, object]) -> str | None:
-    """The command string of a shell-like tool call (its arguments parsed), if this is one."""
-    name = tool.lower()
-    if not any(word in name for word in _SHELL_TOOL_WORDS):
-        return None
-    for key in _COMMAND_KEYS:
-        command = value.get(key)
-        if isinstance(command, list) and all(isinstance(c, str) for c in command):
-            command = " && ".join(command)
-        if isinstance(command, str) and command.strip():
-            return command.strip()
-    return None
-
-
-class _Collector:
-    """Entries per kind, met newest first: the first occurrence of a text is its latest one."""
-
-    def __init__(self, limits: LedgerLimits) -> None:
-        self._limits = limits
-        self._caps = {kind: limits.cap(kind) for kind in KINDS}
-        self._open = {kind for kind in KINDS if self._caps[kind] > 0}
-        self._newest_first: dict[Kind, dict[str, Entry]] = {kind: {} for kind in KINDS}
-        self._clean: dict[str, str] = {}  # text -> redacted text: the same item recurs often
-
-    def rule_out(self, kinds: Iterable[Kind]) -> None:
-        """Stop looking for ``kinds``: the window holds none of them."""
-        self._open.difference_update(kinds)
-
-    def wanted(self) -> AbstractSet[Kind]:
-        """The kinds that still have room for an older entry."""
-        return self._open
-
-    def add_older(self, kind: Kind, text: str, exit_code: int | None = None) -> None:
-        """An occurrence older than every one added before it."""
-        if kind not in self._open:
-            return
-        text = self._clip(kind, text)
-        kept = self._newest_first[kind]
-        if text and text not in kept:
-            kept[text] = Entry(kind, text, exit_code)
-            if len(kept) >= self._caps[kind]:
-                self._open.discard(kind)
-
-    def ledger(self) -> Ledger:
-        kept = {kind: list(reversed(self._newest_first[kind].values())) for kind in KINDS}
-        self._fit(kept)
-        return Ledger(tuple(entry for kind in KINDS for entry in kept[kind]))
-
-    def _fit(self, kept: dict[Kind, list[Entry]]) -> None:
-        """Drop the oldest entry of the fullest category until the rendering fits the budget."""
-        size = len(_section(())) + sum(len(e.render()) + 1 for es in kept.values() for e in es)
-        while size > self._limits.total_chars:
-            fullest = max(KINDS, key=lambda k: (len(kept[k]), -KINDS.index(k)))
-            size -= len(kept[fullest].pop(0).render()) + 1
-
-    def _clip(self, kind: Kind, text: str) -> str:
-        """The entry as kept: redacted before it is cut, so a cut never splits a secret into
-        halves the redactor could no longer recognize (whatever the caller passed in)."""
-        if kind == "file":
-            text = text.removeprefix("./")
-        if kind == "command":
-            first, _, rest = text.strip().partition("\n")
-            first = " ".join(self._redacted(first).split())
-            return _cut(
-                first + (f" {_ELLIPSIS}" if rest.strip() else ""), self._limits.command_chars
-            )
-        return _cut(self._redacted(text.strip()), self._limits.line_chars)
-
-    def _redacted(self, text: str) -> str:
-        clean = self._clean.get(text)
-        if clean is None:
-            clean = self._clean[text] = redact_text(text).text
-        return clean
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + _ELLIPSIS

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from worker.compressor.config import CompressConfig
+from worker.compressor.cuts import cut_middle
 from worker.compressor.messages import IMAGE_PART_TYPES, TEXT_PART_TYPES, Content, Message
 
 
@@ -24,14 +25,11 @@ def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
     """One message as ``[ROLE]: text`` lines; tool calls and results carry their ids."""
     content = msg.content
     text = content if type(content) is str else _visible_text(content)
-    if msg.role == "tool":
-        head = config.serialize_tool_result_head_chars
-        tail = config.serialize_tool_result_tail_chars
-        label = f"[TOOL RESULT {msg.tool_call_id}]: "
-    else:
-        head = config.serialize_message_max_chars * 3 // 4
-        tail = config.serialize_message_max_chars - head
-        label = _ROLE_LABELS[msg.role]
+    # A tool result arrives already shown bounded (turns.py); the cap only catches the rest.
+    head = config.serialize_message_max_chars * 3 // 4
+    tail = config.serialize_message_max_chars - head
+    tool = msg.role == "tool"
+    label = f"[TOOL RESULT {msg.tool_call_id}]: " if tool else _ROLE_LABELS[msg.role]
     # Most texts fit: the length is checked here, and only a cut pays for the call.
     body = text if len(text) <= head + tail else cut_middle(text, head, tail)
     cut = body is not text
@@ -49,18 +47,6 @@ def serialize_turn(msg: Message, *, config: CompressConfig) -> Serialized:
         label_chars += len(call_label)
         lines.append(call_label + args)
     return Serialized("\n".join(lines), cut, label_chars)
-
-
-def cut_middle(text: str, head: int, tail: int) -> str:
-    """Keep the first ``head`` and last ``tail`` characters, naming how much was left out.
-
-    Returns ``text`` itself (the same object) when it fits.
-    """
-    if len(text) <= head + tail:
-        return text
-    omitted = len(text) - head - tail
-    end = f"\n{text[len(text) - tail :]}" if tail else ""
-    return f"{text[:head]}\n…[{omitted:,} chars omitted]…{end}"
 
 
 def _visible_text(content: Content) -> str:

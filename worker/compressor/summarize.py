@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from worker.compressor.config import CompressConfig
+from worker.compressor.cuts import cut_middle
 from worker.compressor.errors import (
     EmptySummaryError,
     SummarizerAuthError,
@@ -31,10 +32,12 @@ from worker.compressor.prompts import (
     prompt_parts,
     render_prompt,
 )
+from worker.compressor.prose import Prose
 from worker.compressor.redact import redact_text
-from worker.compressor.serialize import Serialized, cut_middle, serialize_turn
+from worker.compressor.serialize import Serialized, serialize_turn
 from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
 from worker.compressor.tokens import TokenCounter
+from worker.compressor.tooluse import ToolUse
 from worker.compressor.turns import Turn
 
 MAX_RESPLITS = 3  # "context too long" answers tolerated before falling back
@@ -54,6 +57,8 @@ class Job:
     today: date
     focus_topic: str | None
     budget_tokens: int
+    uses: Sequence[ToolUse] = ()  # the window's tool uses, read before any cut
+    prose: Prose = field(default_factory=Prose)  # what was said in the window
 
 
 @dataclass(slots=True)
@@ -84,7 +89,7 @@ def summarize_turns(turns: Sequence[Turn], *, previous: str | None, job: Job) ->
     if not job.summarizer.is_llm:
         # A rule-based summarizer reads the messages, not a prompt: one call, nothing to bound.
         window = [t.message for t in turns]
-        request = _request(job, "", window, previous, index=0, count=1)
+        request = _request(job, "", window, previous, index=0, count=1, turns=turns)
         outcome = _call_or_error(job, request, folded)
         folded.text = _accepted(outcome, folded, turns, previous, job)
         return folded
@@ -282,7 +287,12 @@ def _fallback(
         "not written by a model, so details may be missing."
     )
     body = extractive_summary(
-        [t.message for t in turns], previous=running, budget_tokens=job.budget_tokens
+        [t.message for t in turns],
+        previous=running,
+        budget_tokens=job.budget_tokens,
+        uses=_uses_of(turns, job),
+        prose=job.prose.within({t.at for t in turns}),
+        focus_topic=job.focus_topic,
     )
     red = redact_text(f"{marker}\n\n{body}")
     folded.redactions += red.count
@@ -297,6 +307,7 @@ def _request(
     *,
     index: int,
     count: int,
+    turns: Sequence[Turn] | None = None,
 ) -> SummaryRequest:
     return SummaryRequest(
         prompt=prompt,
@@ -308,4 +319,12 @@ def _request(
         today=job.today,
         chunk_index=index,
         chunk_count=count,
+        uses=_uses_of(turns, job) if turns is not None else None,
+        prose=job.prose.within({t.at for t in turns}) if turns is not None else None,
     )
+
+
+def _uses_of(turns: Sequence[Turn], job: Job) -> list[ToolUse]:
+    """The tool uses whose calls are among ``turns``."""
+    indexes = {t.at for t in turns}
+    return [u for u in job.uses if u.call_index in indexes]

@@ -1,7 +1,8 @@
 """The contract between the core and whoever writes summaries.
 
-The core renders the prompt (already redacted) and hands it over with the structured window,
-so an LLM summarizer sends ``prompt`` and the extractive one reads ``window``. A summarizer
+The core renders the prompt (already redacted) and hands it over with the structured window
+and its tool uses, so an LLM summarizer sends ``prompt`` and the extractive one reads
+``window`` and ``uses``. A summarizer
 either returns a non-empty summary or raises a ``SummarizerError`` subclass.
 """
 
@@ -13,12 +14,14 @@ from datetime import date
 from typing import Protocol
 
 from worker.compressor.messages import Message
+from worker.compressor.prose import Prose
+from worker.compressor.tooluse import ToolUse
 
 
 @dataclass(frozen=True, slots=True)
 class SummaryRequest:
     prompt: str  # the full rendered prompt, redacted
-    window: Sequence[Message]  # the (pruned, redacted) messages this call covers
+    window: Sequence[Message]  # the messages this call covers, as the summarizer sees them
     previous_summary: str | None  # the running summary this call updates, if any
     focus_topic: str | None
     budget_tokens: int  # the summary length to aim for
@@ -26,6 +29,10 @@ class SummaryRequest:
     today: date
     chunk_index: int = 0
     chunk_count: int = 1
+    # The tool uses of ``window`` as the core read them (from the messages before any cut);
+    # a rule-based summarizer reads these. None: read ``window`` itself.
+    uses: Sequence[ToolUse] | None = None
+    prose: Prose | None = None  # what was said in ``window``, likewise
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""The retention benchmark: what survives compaction, per agent format and artifact kind."""

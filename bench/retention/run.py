@@ -1,0 +1,500 @@
+"""Retention benchmark: how many planted artifacts survive one compaction, three ways.
+
+    python -m bench.retention.run [--sessions PATTERN] [--json FILE] [--update-docs] [--no-hermes]
+
+Each corpus session (``bench/retention/corpus/``) is compacted once at the window where it sits
+at 85% of the context window, with our default config, by:
+
+* ``extractive``: ours with the extractive summarizer;
+* ``poor-llm``: ours with a scripted LLM summarizer that records its prompts and answers one
+  vague paragraph without any fact, so what survives is what our ledger and the verbatim head
+  and tail carry;
+* ``hermes-fallback``: Hermes Agent 0.19.0's own compressor with its summary call failing, so
+  it inserts its deterministic fallback summary (``bench/hermes_side.py``, ``summary_fails``).
+
+Then every artifact is scored in every output (``bench/retention/score.py``) and the tables are
+printed (and, with ``--update-docs``, written into docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import hermes_env, invariants
+from bench.hermes_env import HermesProcess
+from bench.ours import BENCH_TODAY
+from bench.retention import corpus, score
+from bench.retention.plants import KINDS
+from worker.compressor.compress import compress
+from worker.compressor.config import CompressConfig
+from worker.compressor.extractive import ExtractiveSummarizer
+from worker.compressor.messages import parse_messages, to_wire_list
+from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
+from worker.compressor.tokens import TokenCounter
+from worker.encodings import counter_for_model
+
+HYGIENE_THRESHOLD = 0.85  # as bench/cases.py: the session sits at 85% of its window
+MODEL = "gpt-4"  # picks the encoding (cl100k_base), as the speed bench
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
+_BEGIN, _END = "<!-- retention:results:begin -->", "<!-- retention:results:end -->"
+PATHS = ("extractive", "poor-llm", "hermes-fallback")
+POOR_SUMMARY = (
+    "The user and the assistant worked on several tasks in the repository; some commands were "
+    "run and some files were changed. Work continues."
+)
+ERROR_KINDS = ("error_line", "open_error")
+
+
+@dataclass
+class PoorSummarizer:
+    """An LLM that answers every summary call with one vague paragraph; records the prompts."""
+
+    text: str = POOR_SUMMARY
+    prompts: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return "poor-llm"
+
+    @property
+    def is_llm(self) -> bool:
+        return True
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        self.prompts.append(request.prompt)
+        return SummaryResponse(text=self.text, model="poor-llm")
+
+
+class FailingSummaryHermes(HermesProcess):
+    """Hermes' side with its summary call failing (the ``summary_fails`` header option)."""
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        if "op" not in request:  # the first line: the header
+            request = {**request, "summary_fails": True}
+        return super()._ask(request)
+
+
+@dataclass
+class PathResult:
+    kept: list[bool]  # per artifact, in truth order
+    reached_prompt: list[bool | None]  # error lines only (None for other kinds)
+    tokens_after: int
+    messages_after: int
+    violations: list[str]
+    notes: list[str]
+    seconds: float
+    prompts_chars: int = 0
+
+
+@dataclass
+class SessionResult:
+    name: str
+    format: str
+    language: str
+    messages: int
+    tokens: int
+    window: int
+    truth: list[dict[str, Any]]
+    paths: dict[str, PathResult]
+
+
+def _score(
+    truth: Sequence[dict[str, Any]],
+    before: Sequence[dict[str, Any]],
+    after: Sequence[dict[str, Any]],
+    prompts: Sequence[str],
+    counter: TokenCounter,
+    *,
+    seconds: float,
+    notes: list[str],
+) -> PathResult:
+    text = score.transcript_text(after)
+    kept = [score.kept(a, after, text=text) for a in truth]
+    flat_prompts = [score.collapse(p) for p in prompts]
+    reached: list[bool | None] = [
+        any(score.contains(p, a["needle"]) for p in flat_prompts)
+        if a["kind"] in ERROR_KINDS
+        else None
+        for a in truth
+    ]
+    tokens = sum(counter.count_messages(parse_messages(list(after))))
+    violations = [str(v) for v in invariants.check_transcript(before, after)]
+    return PathResult(
+        kept, reached, tokens, len(after), violations, notes, seconds, sum(len(p) for p in prompts)
+    )
+
+
+def _failed(truth: Sequence[dict[str, Any]], error: str) -> PathResult:
+    """A path that raised: nothing of it counts as kept (the artifacts stay in the denominator)."""
+    return PathResult(
+        [False] * len(truth), [None] * len(truth), 0, 0, [], [f"failed: {error}"], 0.0
+    )
+
+
+def _ours(
+    wire: list[dict[str, Any]],
+    counts: Sequence[int],
+    config: CompressConfig,
+    counter: TokenCounter,
+    summarizer: Summarizer,
+) -> tuple[list[dict[str, Any]], list[str], float]:
+    started = time.perf_counter()
+    result = compress(
+        parse_messages(wire),
+        config=config,
+        summarizer=summarizer,
+        counter=TokenCounter(counter.encoding),
+        today=BENCH_TODAY,
+        token_counts=counts,
+    )
+    seconds = time.perf_counter() - started
+    report = result.report
+    notes = []
+    if report.noop_reason:
+        notes.append(f"no-op: {report.noop_reason}")
+    if report.fallback_used:
+        notes.append("fallback used")
+    if report.aborted:
+        notes.append("aborted")
+    return to_wire_list(result.messages), notes, seconds
+
+
+def run_session(
+    doc: dict[str, Any], counter: TokenCounter, hermes: FailingSummaryHermes | None
+) -> SessionResult:
+    wire: list[dict[str, Any]] = doc["messages"]
+    truth: list[dict[str, Any]] = doc["truth"]
+    counts = counter.count_messages(parse_messages(wire))
+    tokens = sum(counts)
+    window = math.ceil(tokens / HYGIENE_THRESHOLD)
+    config = CompressConfig(context_length=window)
+    paths: dict[str, PathResult] = {}
+
+    extractive = ExtractiveSummarizer()
+    paths["extractive"] = _guarded(
+        truth, lambda: _run_ours(truth, wire, counts, config, counter, extractive, [])
+    )
+    poor = PoorSummarizer()
+    paths["poor-llm"] = _guarded(
+        truth, lambda: _run_ours(truth, wire, counts, config, counter, poor, poor.prompts)
+    )
+    if hermes is not None:
+        paths["hermes-fallback"] = _guarded(
+            truth, lambda: _run_hermes(truth, wire, window, counter, hermes, doc["name"])
+        )
+    return SessionResult(
+        doc["name"], doc["format"], doc["language"], len(wire), tokens, window, truth, paths
+    )
+
+
+def _guarded(truth: Sequence[dict[str, Any]], run: Callable[[], PathResult]) -> PathResult:
+    try:
+        return run()
+    except hermes_env.HermesEnvError:
+        raise
+    except Exception as exc:  # one path failing must not hide the others
+        return _failed(truth, f"{type(exc).__name__}: {exc}")
+
+
+def _run_ours(
+    truth: Sequence[dict[str, Any]],
+    wire: list[dict[str, Any]],
+    counts: Sequence[int],
+    config: CompressConfig,
+    counter: TokenCounter,
+    summarizer: Summarizer,
+    prompts: list[str],
+) -> PathResult:
+    out, notes, seconds = _ours(wire, counts, config, counter, summarizer)
+    return _score(truth, wire, out, prompts, counter, seconds=seconds, notes=notes)
+
+
+def _run_hermes(
+    truth: Sequence[dict[str, Any]],
+    wire: list[dict[str, Any]],
+    window: int,
+    counter: TokenCounter,
+    hermes: FailingSummaryHermes,
+    name: str,
+) -> PathResult:
+    hermes.load(name=name, context_length=window, messages=wire)
+    raw = hermes.run(name, keep=True)
+    notes = []
+    if raw["fallback_used"]:
+        notes.append(f"fallback summary, {raw['dropped_count']} dropped")
+    if raw["aborted"]:
+        notes.append("aborted")
+    return _score(
+        truth, wire, raw["messages"], raw["prompts"], counter, seconds=raw["time_s"], notes=notes
+    )
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def _pct(kept: int, total: int) -> str:
+    return f"{kept}/{total} ({100 * kept / total:.0f}%)" if total else "-"
+
+
+def _tally(
+    results: Sequence[SessionResult],
+    key: Callable[[SessionResult, dict[str, Any]], str | None],
+    paths: Sequence[str],
+) -> dict[str, dict[str, list[int]]]:
+    """{row: {path: [kept, total]}} over every artifact (none left out)."""
+    out: dict[str, dict[str, list[int]]] = defaultdict(lambda: {p: [0, 0] for p in paths})
+    for r in results:
+        for i, artifact in enumerate(r.truth):
+            row = key(r, artifact)
+            if row is None:
+                continue
+            for p in paths:
+                cell = out[row][p]
+                cell[0] += int(r.paths[p].kept[i])
+                cell[1] += 1
+    return out
+
+
+def _table(
+    title: str, rows: dict[str, dict[str, list[int]]], order: Sequence[str], paths: Sequence[str]
+) -> str:
+    lines = [f"| {title} | " + " | ".join(paths) + " |", "|---" * (len(paths) + 1) + "|"]
+    for row in order:
+        if row in rows:
+            lines.append(f"| {row} | " + " | ".join(_pct(*rows[row][p]) for p in paths) + " |")
+    total = {p: [sum(rows[r][p][0] for r in rows), sum(rows[r][p][1] for r in rows)] for p in paths}
+    lines.append("| **all** | " + " | ".join(_pct(*total[p]) for p in paths) + " |")
+    return "\n".join(lines)
+
+
+DEPTH_BUCKETS = ((0.0, 0.25), (0.25, 0.45), (0.45, 1.0))
+
+
+def _bucket_name(lo: float, hi: float) -> str:
+    return f"{max(lo, 0.08):.0%}-{min(hi, 0.65):.0%}"
+
+
+def _depth_bucket(depth: float) -> str:
+    return next(_bucket_name(lo, hi) for lo, hi in DEPTH_BUCKETS if lo <= depth < hi)
+
+
+def render(results: Sequence[SessionResult], paths: Sequence[str], header: str) -> str:
+    kinds = _tally(results, lambda r, a: a["kind"], paths)
+    formats = _tally(results, lambda r, a: r.format, paths)
+    depth = _tally(results, lambda r, a: _depth_bucket(a["depth"]), paths)
+    fmt_order = list(dict.fromkeys(r.format for r in results))
+    parts = [
+        header,
+        "",
+        "Kept, by artifact kind (kept/planted):",
+        "",
+        _table("kind", kinds, KINDS, paths),
+        "",
+        "Kept, by agent format (all kinds together):",
+        "",
+        _table("format", formats, fmt_order, paths),
+        "",
+        "Kept, by depth of the artifact in the session:",
+        "",
+        _table("depth", depth, [_bucket_name(lo, hi) for lo, hi in DEPTH_BUCKETS], paths),
+        "",
+        _prompt_line(results),
+        "",
+        _totals_line(results, paths),
+        "",
+        "Per session: tokens after compaction as % of the window, invariant violations, notes.",
+        "",
+        _session_table(results, paths),
+    ]
+    violations = [(r.name, p, v) for r in results for p in paths for v in r.paths[p].violations]
+    parts += ["", "Invariant violations (bench/invariants.py, DESIGN.md 1-3):", ""]
+    if violations:
+        parts += [f"- {p} on {name}: {v}" for name, p, v in violations[:40]]
+        if len(violations) > 40:
+            parts.append(f"- ... {len(violations) - 40} more")
+    else:
+        parts.append("- none on any path")
+    return "\n".join(parts)
+
+
+def _prompt_line(results: Sequence[SessionResult]) -> str:
+    reached = [
+        x
+        for r in results
+        if "poor-llm" in r.paths
+        for x in r.paths["poor-llm"].reached_prompt
+        if x is not None
+    ]
+    by_kind = {}
+    for kind in ERROR_KINDS:
+        vals = [
+            r.paths["poor-llm"].reached_prompt[i]
+            for r in results
+            if "poor-llm" in r.paths
+            for i, a in enumerate(r.truth)
+            if a["kind"] == kind
+        ]
+        by_kind[kind] = _pct(sum(bool(v) for v in vals), len(vals))
+    return (
+        "Error lines handed to the summarizer (poor-llm path: the needle is in some prompt the "
+        f"LLM got): {_pct(sum(reached), len(reached))} — error_line {by_kind['error_line']}, "
+        f"open_error {by_kind['open_error']}."
+    )
+
+
+def _totals_line(results: Sequence[SessionResult], paths: Sequence[str]) -> str:
+    after = ", ".join(
+        f"{p} {sum(100 * r.paths[p].tokens_after / r.window for r in results) / len(results):.1f}%"
+        for p in paths
+    )
+    violations = ", ".join(f"{p} {sum(len(r.paths[p].violations) for r in results)}" for p in paths)
+    failed = sum(
+        1 for r in results for p in paths if any(n.startswith("failed") for n in r.paths[p].notes)
+    )
+    return (
+        f"Tokens after compaction, mean share of the window over the sessions: {after}. "
+        f"Invariant violations: {violations}. Paths that failed on a session: {failed}."
+    )
+
+
+def _session_table(results: Sequence[SessionResult], paths: Sequence[str]) -> str:
+    head = (
+        "| session | format | lang | messages | tokens | window | "
+        + " | ".join(f"{p}: after / violations" for p in paths)
+        + " | notes |"
+    )
+    lines = [head, "|---" * (7 + len(paths)) + "|"]
+    for r in results:
+        cells = []
+        notes = []
+        for p in paths:
+            res = r.paths[p]
+            cells.append(f"{100 * res.tokens_after / r.window:.1f}% / {len(res.violations)}")
+            notes += [f"{p}: {n}" for n in res.notes]
+        lines.append(
+            f"| {r.name} | {r.format} | {r.language} | {r.messages:,} | {r.tokens:,} | {r.window:,} | "
+            + " | ".join(cells)
+            + f" | {'; '.join(notes)} |"
+        )
+    return "\n".join(lines)
+
+
+def update_docs(fragment: str, path: Path = DOCS) -> None:
+    text = path.read_text(encoding="utf-8")
+    head, sep, rest = text.partition(_BEGIN)
+    _, sep2, tail = rest.partition(_END)
+    if not sep or not sep2:
+        raise SystemExit(f"{path} has no {_BEGIN} ... {_END} block to replace")
+    path.write_text(f"{head}{_BEGIN}\n{fragment}\n{_END}{tail}", encoding="utf-8")
+
+
+def core_label() -> str:
+    """Which compressor core was measured: the imported ``worker`` package, and its git state."""
+    import subprocess
+
+    import worker
+
+    where = Path(worker.__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(where), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(where), "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return f"core: {where} (not in a git checkout)"
+    state = "with uncommitted changes" if dirty else "clean"
+    return f"core: worker/ at {head} ({state})"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--sessions", default="*", help="only corpus sessions matching (fnmatch)")
+    p.add_argument("--json", type=Path, help="also write every artifact's result here")
+    p.add_argument(
+        "--update-docs", action="store_true", help=f"rewrite the retention block in {DOCS}"
+    )
+    p.add_argument("--no-hermes", action="store_true", help="skip the Hermes path")
+    p.add_argument("--label", help="name the measured core in the header (default: from git)")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    docs = corpus.load_corpus(pattern=args.sessions)
+    if not docs:
+        raise SystemExit(
+            f"no corpus sessions match {args.sessions!r} (python -m bench.retention.corpus --write)"
+        )
+    started = time.monotonic()
+    counter = counter_for_model(MODEL)
+    paths = PATHS if not args.no_hermes else PATHS[:2]
+    hermes: FailingSummaryHermes | None = None
+    hermes_version = "not run"
+    if not args.no_hermes:
+        setup = hermes_env.ensure_venv(log=lambda m: print(m, file=sys.stderr))
+        if setup:
+            print(f"hermes venv ready in {setup:.0f} s", file=sys.stderr)
+        hermes = FailingSummaryHermes(model=MODEL, summary_text=POOR_SUMMARY)
+        hermes_version = hermes.version
+    results = []
+    try:
+        for i, doc in enumerate(docs, start=1):
+            print(
+                f"[{i}/{len(docs)}] {doc['name']}: {len(doc['messages']):,} messages",
+                file=sys.stderr,
+            )
+            results.append(run_session(doc, counter, hermes))
+    finally:
+        if hermes is not None:
+            hermes.close()
+    elapsed = time.monotonic() - started
+    n_art = sum(len(r.truth) for r in results)
+    header = (
+        f"{len(results)} sessions, {sum(r.messages for r in results):,} messages, {n_art} planted "
+        f"artifacts; each session compacted once at 85% of its window with "
+        f"`CompressConfig(context_length=W)`; {args.label or core_label()}. "
+        f"Hermes: hermes-agent {hermes_version}. "
+        f"Python {platform.python_version()}; run took {elapsed:.0f} s."
+    )
+    fragment = render(results, paths, header)
+    print(fragment)
+    print(f"\nrun time: {elapsed:.1f} s", file=sys.stderr)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps(
+                {
+                    "hermes_version": hermes_version,
+                    "paths": list(paths),
+                    "sessions": [asdict(r) for r in results],
+                },
+                ensure_ascii=False,
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
+    if args.update_docs:
+        update_docs(fragment)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Sentences, and the words that mark one as a rule, a decision or a blocker, in many languages.
+
+These cues only *rank*: what the user wrote is kept whole whenever the budget allows, whatever
+language it is in; a cue decides what goes first when it does not. The lists cover the
+languages our users write in most (English, Spanish, Portuguese, French, German, Italian,
+Chinese, Japanese, Russian); a sentence in another language is still kept, only ranked lower.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from worker.compressor.needle_screen import Needles
+
+# A sentence ends after . ! ? followed by white space, after their CJK forms, or at a line
+# break. Abbreviations split early sometimes; a split only makes two shorter exact quotes.
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|[\u3002\uff01\uff1f\uff1b]|\n")  # CJK full stop, ! ? ;
+_BULLET = re.compile(r"(?:[-*•]|\d{1,3}[.)])\s+")
+
+
+def sentences(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, sentence) for each sentence of ``text``, stripped, bullets taken off."""
+    pos = 0
+    for m in _SENTENCE_END.finditer(text):
+        end = m.end() if m.group() != "\n" else m.start()
+        yield from _one(text, pos, end)
+        pos = m.end()
+    yield from _one(text, pos, len(text))
+
+
+def sentence_at(text: str, offset: int) -> tuple[int, str] | None:
+    """(start, sentence) of the sentence of ``text`` that holds ``offset`` (as ``sentences``
+    would give it), read from its line only."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    line_end = len(text) if line_end < 0 else line_end
+    for start, sentence in sentences(text[line_start:line_end]):
+        if line_start + start + len(sentence) > offset:
+            return line_start + start, sentence
+    return None
+
+
+def _one(text: str, start: int, end: int) -> Iterator[tuple[int, str]]:
+    raw = text[start:end]
+    sentence = raw.strip()
+    if len(sentence) < 2:
+        return
+    start += len(raw) - len(raw.lstrip())
+    bullet = _BULLET.match(sentence)
+    if bullet:
+        start, sentence = start + bullet.end(), sentence[bullet.end() :]
+    if len(sentence) >= 2:
+        yield start, sentence
+
+
+class Cue:
+    """Words and phrases that mark a sentence, found in one pass over a lower-cased text.
+
+    A latin cue must stand as a word (its neighbours are not letters or digits), checked only
+    where it is found; a CJK cue (no spaces around words) may sit anywhere.
+    """
+
+    def __init__(self, *groups: str) -> None:
+        cues = [w.lower().replace("_", " ") for group in groups for w in group.split()]
+        self._cues = tuple(dict.fromkeys(cues))
+        self._cjk = tuple(_is_cjk(c) for c in self._cues)
+        self._needles = Needles(self._cues)
+
+    def search(self, text: str) -> bool:
+        """Some cue stands in ``text``."""
+        return bool(self.offsets(text.lower(), first=True))
+
+    def offsets(self, lowered: str, *, first: bool = False) -> list[int]:
+        """Where the cues stand in ``lowered`` (a lower-cased text), in no order; ``first``:
+        stop at the first one."""
+        found: list[int] = []
+        for i, start, end in self._needles.matches(lowered):
+            if self._cjk[i] or (
+                (start == 0 or not lowered[start - 1].isalnum())
+                and (end == len(lowered) or not lowered[end].isalnum())
+            ):
+                found.append(start)
+                if first:
+                    break
+        return found
+
+
+def _is_cjk(word: str) -> bool:
+    return any(ord(c) > 0x2E80 for c in word)
+
+
+# What a user says when stating a rule, a preference or a limit.
+RULE = Cue(
+    "never always must mustn't don't do_not should shouldn't avoid instead_of make_sure "
+    "without prefer only please keep no_need deadline before until required forbidden "
+    "not_allowed important remember",
+    "nunca siempre debes debe no_uses no_toques evita evitar prefiero prefiere sin solo "
+    "sólo por_favor asegúrate antes_de hasta importante recuerda obligatorio prohibido "
+    "jamais toujours ne_pas évite sans seulement avant nie immer muss nicht vermeide ohne "
+    "bitte mai sempre non_usare senza prima никогда всегда нельзя обязательно только",
+    "不要 别 必须 一定 总是 永远 务必 请 只 禁止 不准 不能 不许 先 之前 截止 记住 避免 "
+    "しないで 必ず いつも 絶対 禁止 だけ 前に",
+)
+# What marks a decision: a reason, or a choice between options.
+REASON = Cue(
+    "because since so_that given_that instead rather_than to_avoid in_order_to decided "
+    "decision chose choose opted going_with switch_to trade-off tradeoff",
+    "porque ya_que en_lugar_de en_vez_de para_que para_evitar decidí elegí opté usaré "
+    "parce_que plutôt_que au_lieu_de afin_de weil statt anstatt damit entschieden perché "
+    "invece_di потому_что вместо решил поскольку",
+    "因为 由于 所以 而不是 以免 为了 决定 选择 改用 采用 なので ため ので 代わりに 決めた",
+)
+# What marks something still in the way.
+BLOCKER = Cue(
+    "blocked blocker cannot can't unable waiting_for stuck still_failing not_possible",
+    "bloqueado bloqueada no_puedo no_se_puede esperando impossible blockiert kann_nicht "
+    "bloccato non_posso заблокирован не_могу",
+    "阻塞 卡住 无法 不能 等待 ブロック できない",
+)

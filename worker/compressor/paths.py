@@ -1,0 +1,307 @@
+"""Every rule for finding file paths: in tool arguments, patches, diffs, shell commands and prose.
+
+One module decides what a path looks like, so that the one-line accounts, the ledger and the
+extractive summary name the same files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+
+from worker.compressor.shell_words import shell_tokens
+
+# Argument keys that hold a path (or a list of paths), in every agent we read.
+PATH_KEYS = frozenset(
+    {
+        "path",
+        "file_path",
+        "filepath",
+        "filename",
+        "file",
+        "target_file",
+        "target_path",
+        "source_path",
+        "destination",
+        "dest",
+        "old_path",
+        "new_path",
+        "notebook_path",
+        "dir_path",
+        "directory",
+        "paths",
+        "files",
+        "absolute_path",
+        "relative_path",
+        "workdir",
+    }
+)
+# Keys that name where a command runs, not a file it touches.
+_WHERE_KEYS = frozenset({"workdir", "directory", "dir_path"})
+
+
+def looks_like_path(value: str) -> bool:
+    """A path, not prose or content passed under a path-like key (a path may hold a space)."""
+    return (
+        0 < len(value) <= 240 and "\n" not in value and "://" not in value and value.count(" ") <= 2
+    )
+
+
+def argument_paths(args: Mapping[str, object], *, places: bool = False) -> list[str]:
+    """Paths named by a tool call's arguments, in key order.
+
+    ``places``: also the directories a call works in (``workdir``); off for what a call touches.
+    """
+    found: list[str] = []
+    for key, item in args.items():
+        name = key.lower()
+        if name not in PATH_KEYS or (name in _WHERE_KEYS and not places):
+            continue
+        for candidate in item if isinstance(item, list) else [item]:
+            if isinstance(candidate, str) and looks_like_path(candidate):
+                found.append(candidate)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Patches and diffs
+
+# The apply_patch envelope (Codex, and the V4A patches other agents take): one header per file.
+_PATCH_HEADER = re.compile(
+    r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE
+)
+_DIFF_HEADER = re.compile(
+    r"^(?:diff --git a/\S+ b/(\S+)|\+\+\+ (?:b/)?(\S+)|--- a/(\S+))", re.MULTILINE
+)
+
+
+def patch_files(text: str) -> list[str]:
+    """Files an apply_patch-style patch or a unified diff touches, in order, each once."""
+    found: list[str] = []
+    if "*** " in text:
+        found += [a or b for a, b in _PATCH_HEADER.findall(text)]
+    if "diff --git" in text or "+++ " in text:
+        found += [a or b or c for a, b, c in _DIFF_HEADER.findall(text)]
+    return _unique(f for f in found if f != "/dev/null")
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths in prose and commands
+
+# A path as people write it: with a directory part (``app/(tabs)/settings.tsx``, ``~/.ssh``,
+# ``./run.sh``, ``src/[id]/page.tsx``) or a bare file name with a known extension.
+_SEGMENT = r"[\w.@+~()\[\]{}$%=,-]+"
+_EXT = (
+    r"py|pyi|ipynb|js|mjs|cjs|ts|tsx|jsx|vue|svelte|json|jsonl|ya?ml|toml|ini|cfg|conf|env|md|"
+    r"mdx|rst|txt|csv|tsv|sh|bash|zsh|ps1|rs|go|java|kt|kts|scala|swift|m|mm|c|h|cc|cpp|cxx|hpp|"
+    r"cs|fs|rb|php|pl|lua|r|dart|ex|exs|erl|hs|ml|clj|html?|css|scss|sass|less|sql|proto|"
+    r"graphql|gql|lock|xml|gradle|tf|tfvars|hcl|dockerfile|mk|cmake|log|pem|crt|key|pdf|png|"
+    r"jpe?g|gif|svg|zip|tar|gz|whl|wasm|so|dll|a|o|bin|db|sqlite|ipynb|patch|diff"
+)
+_PATH_TOKEN = re.compile(
+    rf"(?<![\w/.@~:-])(?:(?:~|\.{{1,2}})?/(?:{_SEGMENT}/)*|(?:{_SEGMENT}/)+){_SEGMENT}"
+    rf"|(?<![\w/.@~:-])[\w@+-][\w.@+-]*\.(?:{_EXT})\b(?![/\w])",
+    re.IGNORECASE,
+)
+_NUMBERS = re.compile(r"[\d./:,-]+")  # dates (2024/05/01), ratios (1/2), versions
+_HAS_EXTENSION = re.compile(rf"\.(?:{_EXT})$", re.IGNORECASE)
+_SED_SCRIPT = re.compile(r"s/[^/]*/[^/]*/[gimpI\d]*")  # sed's s/old/new/g
+_TRAILING = ".,;:!?'\"`"
+
+
+def text_paths(text: str, *, prose: bool = True) -> list[str]:
+    """Paths mentioned in free text, in order, each once. ``prose``: the text is what a person
+    wrote (where "and/or" and "TCP/IP" are words), not a command line."""
+    if "/" not in text and "." not in text:
+        return []
+    found = []
+    for m in _PATH_TOKEN.finditer(text):
+        start, end = m.span()
+        if (
+            text.startswith("://", end)
+            or (start and text[start - 1] in "*?")
+            or (end < len(text) and text[end] in "*?")
+        ):
+            continue  # a URL's scheme, a glob's part
+        token = _trimmed(m.group(0))
+        if token and _is_path_token(token, prose=prose):
+            found.append(token)
+    return _unique(found)
+
+
+def _trimmed(token: str) -> str:
+    token = token.rstrip(_TRAILING)
+    for close, opening in ((")", "("), ("]", "["), ("}", "{")):
+        while token.endswith(close) and token.count(close) > token.count(opening):
+            token = token[:-1].rstrip(_TRAILING)
+    return token.lstrip("(")
+
+
+def _is_path_token(token: str, *, prose: bool) -> bool:
+    if _NUMBERS.fullmatch(token) or "//" in token or len(token) < 3 or len(token) > 240:
+        return False
+    if _SED_SCRIPT.fullmatch(token):
+        return False
+    if "/" in token:
+        parts = [p for p in token.split("/") if p not in ("", ".", "..", "~")]
+        if not parts or not any(any(c.isalpha() for c in p) for p in parts):
+            return False  # "1/2", "/"
+        # Prose writes "and/or", "TCP/IP", "I/O": a bare a/b needs an extension, a root
+        # ("/", "./", "~/") or a third part to read as a path.
+        rooted = token[0] in "/.~" or token.endswith("/")
+        plain = len(parts) < 3 and _HAS_EXTENSION.search(parts[-1]) is None
+        return not (prose and plain and not rooted)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Files written by shell commands
+
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w]*)\1")
+# Words of the commands that write files; a line holding none of them (nor a ">") writes none.
+_WRITERS = frozenset(
+    {"sed", "gsed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln"}
+)
+_WRITER_HINTS = ("sed", "perl", "tee", "touch", "trunc", "cp ", "mv ", "install", "ln ")
+_IN_PLACE_ONLY = frozenset({"sed", "gsed", "perl"})
+_COMMAND_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "-"})
+# A written file as commands name it: a relative or absolute path with a "/" or an extension.
+_WRITTEN_RE = re.compile(r"(?=[^/]*[A-Za-z])[\w.~/+@()\[\]-]*[/.][\w.~/+@()\[\]-]*")
+
+
+def shell_written_files(command: str) -> list[str]:
+    """Files a shell command writes: redirections, ``sed -i``, ``tee``, ``touch``, ``cp``/``mv``,
+    and a patch applied through the shell (``apply_patch <<'EOF' ...``)."""
+    found: list[str] = []
+    if "apply_patch" in command or "*** Begin Patch" in command:
+        found += patch_files(command)
+    if ">" not in command and not any(w in command for w in _WRITER_HINTS):
+        return found  # most commands: decided by a few substring tests
+    for line in _without_heredoc_bodies(command):
+        if not _may_write(line):
+            continue  # tokenizing is slow; most lines write nothing
+        tokens = shell_tokens(line)
+        if tokens is None:
+            continue  # an unbalanced quote: a multi-line string, not something to parse
+        for words, targets in _simple_commands(tokens):
+            found.extend(targets)
+            found.extend(_files_written_by(words))
+    return _unique(f for f in found if f not in _NOT_FILES and _WRITTEN_RE.fullmatch(f))
+
+
+def _may_write(line: str) -> bool:
+    """False when ``line`` cannot write a file: no redirection to a file, no writing program."""
+    arrows = line.count(">")
+    if arrows and arrows > line.count(">&") + line.count(">/dev/null") + line.count("> /dev/null"):
+        return True
+    found = _WRITERS.intersection(line.split())
+    if found and found <= _IN_PLACE_ONLY:
+        return "-i" in line or "--in-place" in line  # sed -n '1,9p' f: reads only
+    return bool(found)
+
+
+def _without_heredoc_bodies(command: str) -> list[str]:
+    """The command's lines, minus the bodies of here-documents (they are data, not commands)."""
+    if "<<" not in command:
+        return command.split("\n")
+    lines: list[str] = []
+    pos = 0
+    while pos < len(command):
+        end = command.find("\n", pos)
+        end = len(command) if end < 0 else end
+        line = command[pos:end]
+        lines.append(line)
+        pos = end + 1
+        if "<<" in line:
+            for m in _HEREDOC.finditer(line):
+                pos = _after_line(command, m.group(2), pos)
+    return lines
+
+
+def _after_line(text: str, delimiter: str, pos: int) -> int:
+    """Where the text continues after the first line from ``pos`` that is ``delimiter``."""
+    at = pos
+    while at < len(text):
+        found = text.find(delimiter, at)
+        if found < 0:
+            return len(text)
+        start = text.rfind("\n", 0, found) + 1
+        end = text.find("\n", found)
+        end = len(text) if end < 0 else end
+        if start >= pos and text[start:end].strip() == delimiter:
+            return end + 1
+        at = end + 1
+    return len(text)
+
+
+def _simple_commands(tokens: list[str]) -> Iterator[tuple[list[str], list[str]]]:
+    """Split tokens into simple commands: (words, redirection targets)."""
+    words: list[str] = []
+    targets: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token in _COMMAND_SEPARATORS:
+            yield words, targets
+            words, targets = [], []
+        elif token in (">", ">>", ">|", "&>", "&>>"):
+            if i + 1 < len(tokens):
+                targets.append(tokens[i + 1])
+            i += 1
+        elif token in ("<", "<<", "<<-", "<<<", "<&", ">&"):
+            i += 1  # an input redirection or a descriptor: its operand is no file we write
+        else:
+            words.append(token)
+        i += 1
+    yield words, targets
+
+
+def _files_written_by(words: list[str]) -> list[str]:
+    while words and ("=" in words[0] or words[0] in ("sudo", "env", "command", "time")):
+        words = words[1:]  # VAR=value cmd, sudo cmd
+    if not words:
+        return []
+    program, args = words[0].rsplit("/", 1)[-1], words[1:]
+    if program in ("sed", "gsed", "perl") and any(_is_in_place(a) for a in args):
+        return _sed_files(args)
+    if program in ("tee", "touch", "truncate"):
+        return [a for a in args if not a.startswith("-")]
+    if program in ("cp", "mv", "install", "ln"):
+        positional = [a for a in args if not a.startswith("-")]
+        return positional[-1:] if len(positional) >= 2 else []
+    return []
+
+
+def _is_in_place(arg: str) -> bool:
+    return (
+        arg == "--in-place"
+        or (arg.startswith("-i") and not arg.startswith("--"))
+        or (
+            arg.startswith("-")
+            and not arg.startswith("--")
+            and "i" in arg[1:]
+            and "e" not in arg[1:]
+        )
+    )
+
+
+def _sed_files(args: list[str]) -> list[str]:
+    """Files of ``sed -i``: positionals after the script (or all of them with -e/-f)."""
+    positional: list[str] = []
+    has_script_option = False
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-e", "--expression", "-f", "--file"):
+            has_script_option, skip = True, True
+        elif (arg.startswith("-") and len(arg) > 1) or not arg:
+            continue  # an option, or BSD sed's empty backup suffix (-i '')
+        else:
+            positional.append(arg)
+    return positional if has_script_option else positional[1:]
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
