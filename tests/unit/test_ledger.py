@@ -45,7 +45,7 @@ def ran(call_id: str, command: str, output: str, code: int | None = 0) -> list[M
     return [bash(call_id, command), tool_result(call_id, f"{tag}<output>\n{output}\n</output>")]
 
 
-def ledger_of(msgs: Sequence[Message], *, budget_chars: int = 50_000) -> Ledger:
+def ledger_of(msgs: Sequence[Message], *, budget_bytes: int = 50_000) -> Ledger:
     """The ledger of ``msgs`` as a whole window, read the way ``compress`` reads one."""
     reading = read_tool_uses(msgs)
     shown = Shown()
@@ -59,7 +59,7 @@ def ledger_of(msgs: Sequence[Message], *, budget_chars: int = 50_000) -> Ledger:
     )
     prose = read_prose([t.message for t in built.turns], [t.at for t in built.turns])
     return extract_ledger(
-        built.turns, reading.uses, prose, reading, shown, budget_chars=budget_chars
+        built.turns, reading.uses, prose, reading, shown, budget_bytes=budget_bytes
     )
 
 
@@ -162,7 +162,7 @@ def test_a_window_without_artifacts_gives_an_empty_ledger() -> None:
 def test_a_short_budget_keeps_what_matters_most() -> None:
     msgs = window()
     full = ledger_of(msgs)
-    small = ledger_of(msgs, budget_chars=len(HEADING) + 300)
+    small = ledger_of(msgs, budget_bytes=len(HEADING) + 300)
     assert 0 < len(small.entries) < len(full.entries)
     assert texts(small, "failing") == texts(full, "failing")  # ranked first
     assert len(small.render()) <= len(HEADING) + 300
@@ -277,7 +277,7 @@ def test_ledger_of_any_transcript_is_deterministic_secret_free_and_completes_ide
 def test_real_transcripts_give_a_ledger_of_exact_strings_within_its_budget() -> None:
     for name, wire in real_transcripts()[:12]:
         msgs = parse_messages(list(wire))
-        ledger = ledger_of(msgs, budget_chars=6_000)
+        ledger = ledger_of(msgs, budget_bytes=6_000)
         assert ledger.of_kind("file"), name
         assert len(ledger.render()) <= 6_000, name
         source = "\n".join(

@@ -15,6 +15,7 @@ from worker.compressor.assemble import (
 )
 from worker.compressor.boundaries import Budget, Split, latest_real, plan_split, shrink_head
 from worker.compressor.config import CompressConfig
+from worker.compressor.cuts import bytes_for, estimated_tokens
 from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
 from worker.compressor.ledger import Ledger, complete_summary, extract_ledger
 from worker.compressor.markers import (
@@ -142,6 +143,7 @@ def _summarize_window(
             today=job.today,
             focus_topic=focus.text or None,
             budget_tokens=summary_budget(sum(counts[i] for i in window.removed), config),
+            room_tokens=int(_room_tokens(start, split) * _EXTRACTIVE_ROOM_SHARE),
             uses=uses,
             prose=prose,
         ),
@@ -157,36 +159,47 @@ def _summarize_window(
         prose.within({t.at for t in removed}),
         reading,
         shown,
-        budget_chars=_ledger_budget(start, split, folded.text) * _LEDGER_CHARS_PER_TOKEN,
+        budget_bytes=bytes_for(_ledger_budget(start, split, folded.text)),
+        summary=folded.text,
     )
     facts = replace(facts, redactions=facts.redactions + shown.redactions)
     return _with_ledger(facts, folded.text, ledger)
 
 
-_LEDGER_CHARS_PER_TOKEN = 3  # paths, commands and quotes run denser than prose
+# A rule-based summary may fill this share of the room under the target; the ledger then
+# completes it from the rest.
+_EXTRACTIVE_ROOM_SHARE = 0.6
 
 
-def _ledger_budget(start: _Start, split: Split, summary: str) -> int:
-    """Tokens the ledger may take: the room the compacted transcript leaves under its target,
-    within [ledger_min_tokens, ledger_max_ratio of the window]."""
+def _room_tokens(start: _Start, split: Split) -> int:
+    """What the compacted transcript leaves under its target once head and tail are kept."""
     config, counts = start.config, start.counts
     kept = sum(counts[: split.head_end]) + sum(counts[split.tail_start :])
     if split.lifted is not None:
         kept += counts[split.lifted]
-    used = kept + len(summary) // _LEDGER_CHARS_PER_TOKEN
-    room = int(config.context_length * config.target_ratio) - used
+    return int(config.context_length * config.target_ratio) - kept
+
+
+def _ledger_budget(start: _Start, split: Split, summary: str) -> int:
+    """Tokens the ledger may take: the room left under the target after the summary, within
+    [ledger_min_tokens, ledger_max_ratio of the window]."""
+    config = start.config
+    room = _room_tokens(start, split) - estimated_tokens(summary)
     ceiling = int(config.context_length * config.ledger_max_ratio)
-    return max(config.ledger_min_tokens, min(room, ceiling))
+    floor = min(config.ledger_min_tokens, ceiling // 8)  # a small window keeps near its target
+    return max(floor, min(room, ceiling))
 
 
 def _with_ledger(facts: _Facts, text: str, ledger: Ledger) -> _Facts:
-    """The summary with what the ledger found and the summarizer left out, redacted once more."""
+    """The summary (redacted already) with what the ledger found and the summarizer left out.
+
+    Every entry was redacted where it was read (turns, ``Shown``), before it was cut, and an
+    entry is one line, so the joined text needs no second pass.
+    """
     completed, appended = complete_summary(text, ledger)
-    red = redact_text(completed)
     return replace(
         facts,
-        body=neutralize_tags(red.text),
-        redactions=facts.redactions + red.count,
+        body=neutralize_tags(completed),
         ledger_items=len(ledger.entries),
         ledger_appended=appended,
     )

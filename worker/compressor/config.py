@@ -32,12 +32,12 @@ class CompressConfig:
     serialize_ok_result_chars: int = 300
     serialize_tool_args_head_chars: int = 1_200
     serialize_message_max_chars: int = 12_000
-    # After a compaction the transcript should take at most this share of the window; the
+    # After a compaction the transcript should take at most this share of the window. The
     # ledger uses the room left under it (at least ``ledger_min_tokens``, at most
-    # ``ledger_max_ratio`` of the window).
+    # ``ledger_max_ratio`` of the window); so may the extractive summary, which quotes.
     target_ratio: float = 0.25
     ledger_min_tokens: int = 800
-    ledger_max_ratio: float = 0.08
+    ledger_max_ratio: float = 0.15
     # Anti-thrash: this many consecutive passes under ``ineffective_savings_pct`` stop
     # automatic compaction until the session grows.
     ineffective_savings_pct: float = 10.0

@@ -29,15 +29,24 @@ def sentences(text: str) -> Iterator[tuple[int, str]]:
     yield from _one(text, pos, len(text))
 
 
+_ENDS_BEFORE = (". ", "! ", "? ", ".\t", "\u3002", "\uff01", "\uff1f", "\uff1b")
+
+
 def sentence_at(text: str, offset: int) -> tuple[int, str] | None:
-    """(start, sentence) of the sentence of ``text`` that holds ``offset`` (as ``sentences``
-    would give it), read from its line only."""
+    """(start, sentence) of the sentence of ``text`` that holds ``offset``, as ``sentences``
+    would give it, found by looking around the offset (not by splitting the whole text)."""
     line_start = text.rfind("\n", 0, offset) + 1
     line_end = text.find("\n", offset)
     line_end = len(text) if line_end < 0 else line_end
-    for start, sentence in sentences(text[line_start:line_end]):
-        if line_start + start + len(sentence) > offset:
-            return line_start + start, sentence
+    start = line_start
+    for mark in _ENDS_BEFORE:
+        at = text.rfind(mark, line_start, offset)
+        if at >= 0:
+            start = max(start, at + (1 if mark[0] > "\u2fff" else 2))
+    m = _SENTENCE_END.search(text, offset, line_end)
+    end = m.end() if m is not None and m.group() != "\n" else line_end
+    for piece_start, piece in _one(text, start, end):
+        return piece_start, piece
     return None
 
 
@@ -86,6 +95,35 @@ class Cue:
         return found
 
 
+class CueSet:
+    """Several cues found in one pass: ``scan`` answers where each one stands."""
+
+    def __init__(self, cues: dict[str, Cue]) -> None:
+        owners: dict[str, set[str]] = {}
+        for name, cue in cues.items():
+            for word in cue._cues:
+                owners.setdefault(word, set()).add(name)
+        words = list(owners)
+        self._owners = tuple(tuple(sorted(owners[w])) for w in words)
+        self._cjk = tuple(_is_cjk(w) for w in words)
+        self._needles = Needles(words)
+        self.names = tuple(cues)
+
+    def scan(self, lowered: str) -> dict[str, list[int]]:
+        """For each cue name, where its words stand in ``lowered`` (sorted)."""
+        found: dict[str, list[int]] = {name: [] for name in self.names}
+        for i, start, end in self._needles.matches(lowered):
+            if self._cjk[i] or (
+                (start == 0 or not lowered[start - 1].isalnum())
+                and (end == len(lowered) or not lowered[end].isalnum())
+            ):
+                for name in self._owners[i]:
+                    found[name].append(start)
+        for offsets in found.values():
+            offsets.sort()
+        return found
+
+
 def _is_cjk(word: str) -> bool:
     return any(ord(c) > 0x2E80 for c in word)
 
@@ -95,22 +133,46 @@ RULE = Cue(
     "never always must mustn't don't do_not should shouldn't avoid instead_of make_sure "
     "without prefer only please keep no_need deadline before until required forbidden "
     "not_allowed important remember",
-    "nunca siempre debes debe no_uses no_toques evita evitar prefiero prefiere sin solo "
+    "nunca siempre debes debe no_uses no_toques no_me no_quiero evita evitar prefiero prefiere "
+    "sin solo "
     "sólo por_favor asegúrate antes_de hasta importante recuerda obligatorio prohibido "
     "jamais toujours ne_pas évite sans seulement avant nie immer muss nicht vermeide ohne "
     "bitte mai sempre non_usare senza prima никогда всегда нельзя обязательно только",
     "不要 别 必须 一定 总是 永远 务必 请 只 禁止 不准 不能 不许 先 之前 截止 记住 避免 "
     "しないで 必ず いつも 絶対 禁止 だけ 前に",
 )
-# What marks a decision: a reason, or a choice between options.
+# What marks a decision: a reason or a purpose given for it, or options weighed. "Strong"
+# connectives make a sentence a decision on their own; a "weak" one ("so") only together with
+# a choice ("I'll", "keep", "te recomiendo"); exploring ("let me check") counts against it.
 REASON = Cue(
     "because since so_that given_that instead rather_than to_avoid in_order_to decided "
     "decision chose choose opted going_with switch_to trade-off tradeoff",
-    "porque ya_que en_lugar_de en_vez_de para_que para_evitar decidí elegí opté usaré "
-    "parce_que plutôt_que au_lieu_de afin_de weil statt anstatt damit entschieden perché "
-    "invece_di потому_что вместо решил поскольку",
-    "因为 由于 所以 而不是 以免 为了 决定 选择 改用 采用 なので ため ので 代わりに 決めた",
+    "porque ya_que en_lugar_de en_vez_de para_que para_evitar para_no de_modo_que decidí "
+    "elegí opté parce_que plutôt_que au_lieu_de afin_de weil statt anstatt damit entschieden "
+    "perché invece_di потому_что вместо решил поскольку",
+    "因为 由于 而不是 以免 为了 决定 这样 以便 从而 改用 采用 なので ので 代わりに 決めた",
 )
+WEAK_REASON = Cue(
+    "so then therefore hence that_way which_means",
+    "así entonces donc also deshalb quindi поэтому",
+    "所以 让 于是 因此 だから",
+)
+CHOICE = Cue(
+    "i'll i_will i'm i_am we'll we_will i'd i_would we'd my_plan the_plan better recommend "
+    "suggest propose prefer keep keeping use using switch split splitting convert put move "
+    "moving add adding drop dropping go_with",
+    "pongo dejo mantengo uso usaré haré voy_a prefiero elijo separo divido convierto "
+    "recomiendo propongo sugiero empezaría dejaría mejor je_vais ich_werde",
+    "我 我们 把 改成 打算 建议 推荐 保持 放进 拆成 先 用",
+)
+EXPLORE = Cue(
+    "let_me let's check look see inspect examine explore understand verify investigate find "
+    "search read",
+    "vamos_a_ver revisemos veamos miremos",
+    "看看 检查 查看 确认",
+)
+
+
 # What marks something still in the way.
 BLOCKER = Cue(
     "blocked blocker cannot can't unable waiting_for stuck still_failing not_possible",
@@ -118,3 +180,22 @@ BLOCKER = Cue(
     "bloccato non_posso заблокирован не_могу",
     "阻塞 卡住 无法 不能 等待 ブロック できない",
 )
+
+
+# Assistant prose is read in two passes: the rarer reason and blocker words over the whole
+# text, then choice and exploring words (common ones: "use", "check") over the sentences a weak
+# reason was found in.
+ASSISTANT = CueSet({"reason": REASON, "weak": WEAK_REASON, "blocker": BLOCKER})
+_CHOICE_OR_EXPLORE = CueSet({"choice": CHOICE, "explore": EXPLORE})
+
+
+def decision_weight(sentence: str, *, reason: bool, weak: bool) -> int:
+    """How surely ``sentence`` states a decision, given whether a strong or a weak reason word
+    stands in it: 3 for a strong reason, 2 for a weak one beside a choice (not while
+    exploring); below 2 it is none."""
+    if reason:
+        return 3
+    if not weak:
+        return 0
+    found = _CHOICE_OR_EXPLORE.scan(sentence.lower())
+    return 1 + bool(found["choice"]) - bool(found["explore"])

@@ -12,6 +12,27 @@ from collections.abc import Sequence
 ELLIPSIS = "…"
 
 
+def size(text: str) -> int:
+    """A text's size as budgets count it: UTF-8 bytes, which track tokens across scripts (a
+    CJK character is three bytes and about one token; English runs about four bytes a token)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+# Estimating tokens without tokenizing: over the real and generated transcripts, UTF-8 bytes
+# / 2.7 runs 13-17% above tiktoken's count in total (a single random-looking text can come out
+# ~25% under; CJK text, three bytes a character, comes out a little over).
+_TENTH_BYTES_PER_TOKEN = 27
+
+
+def estimated_tokens(text: str) -> int:
+    return size(text) * 10 // _TENTH_BYTES_PER_TOKEN + 1
+
+
+def bytes_for(tokens: int) -> int:
+    """The size (``size``) of a text estimated at ``tokens`` tokens."""
+    return max(0, tokens) * _TENTH_BYTES_PER_TOKEN // 10
+
+
 def safe_prefix(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters without keeping a fragment of a token.
 

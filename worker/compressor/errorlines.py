@@ -17,7 +17,7 @@ from typing import NamedTuple
 from worker.compressor.needle_screen import Needles
 
 MAX_ERROR_LINES = 8  # per output: the first ones of each rank
-MAX_LINE_CHARS = 400  # a longer "line" is data (minified code, a blob), not an error message
+MAX_LINE_CHARS = 1_000  # a longer "line" is data (minified code, a blob), not an error message
 
 # A text without any of these holds no error line. Ordered by how often they hit, so that an
 # output with an error is answered early; a clean one pays every test (each a fast C search).
@@ -39,6 +39,13 @@ _TRIGGERS = (
     ".go:",
     "\nE  ",
     "Traceback",
+    "ERR!",
+    "undefined reference",
+    "Assertion",
+    "timed out",
+    "onnection refused",
+    "Could not resolve",
+    "unreachable",
 )
 _MAX_CANDIDATES = 2_000
 _STDERR_TAG = "[stderr] "
@@ -47,31 +54,44 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 _SPECIFIC = re.compile(
     r"""
-      (?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::\s.*)?  # ValueError: x
-    | Exception\ in\ thread\ .+                                  # Java
+      \s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::\s.*)?  # ValueError: x
+    | \s*Exception\ in\ thread\ .+                               # Java
     | E\ {2,}\S.*                                                # pytest's E   lines
     | (?:FAILED|ERROR)\ +\S+(?:\ +-\ .*)?                        # pytest: FAILED tests/x.py::t - ...
     | (?:FAIL|ERROR):\ +\w+\ +\([\w.]+\).*                       # unittest: FAIL: test_x (pkg.T)
-    | \S+?:\d+(?::\d+)?:\ *(?:fatal\ )?error:\ .+                # gcc, clang, mypy: f.c:3:1: error: ..
-    | \S+?\(\d+,\d+\):\ *error\ +\w+:.+                          # tsc: a.ts(3,5): error TS2322: ..
     | \s*\S+\.go:\d+(?::\d+)?:\ .+                               # go build, go test details
     | ---\ FAIL:\ .+                                             # go test
-    | (?:error|fatal)(?:\[\w+\])?:\ .+                           # rustc, git, many CLIs
+    | (?:error|fatal)(?:\[\w+\])?:\ .+                           # rustc, git, kubectl, many CLIs
     | (?:FATAL|ERROR|PANIC):\ .+                                 # psql, loggers
-    | Error:\ .+                                                 # node and many CLIs
+    | \s*Error:\ .+                                              # node and many CLIs
     | (?:panic:\ |thread\ '.*'\ panicked\ at\ ).+                # go, rust
     | \S.*:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied|not\ found)
     | Segmentation\ fault.*|Killed|Aborted.*|Bus\ error.*
     | \s*●\ .+                                                   # jest: ● Suite > test
+    | npm\ (?:ERR!|error)\ (?!code\ |errno\ |path\ |syscall\ |\ |A\ complete\ log|Log\ files
+        |This\ is\ probably|Failed\ at\ the|Exit\ status|command\ |signal\ |/).+
     | (?:\S+\ +){0,3}\[?(?:ERROR|FATAL|CRITICAL)\]?:?\ .+       # log lines: 12:00:01 ERROR ...
     """,
     re.VERBOSE,
 )
+# Diagnostics that may sit anywhere in a line (behind a build tool's "pkg:build: " prefix, a
+# program name, a path): searched for, where the patterns above must match the whole line.
+# Each starts with a literal character, so the search skips through a line quickly.
+_DIAGNOSTIC = re.compile(r"(?::\d+(?::\d+)?:\ *(?:fatal\ )?|\(\d+,\d+\):\ *)error\b")  # gcc, tsc
+_JOB_KILLED = re.compile(r": line \d+: +\d+ (?:Killed|Segmentation fault|Aborted)")  # bash
+# "program: message" with an error word in the message (ssh: ..., curl: (22) ...).
+_PROGRAM = re.compile(r"[\w./@-]+: ")
+_ERROR_WORD = re.compile(
+    r"\b(?:[Ee]rror|[Ff]ailed|refused|denied|timed out|[Cc]ould not|[Cc]annot|[Uu]nable to"
+    r"|unreachable)\b"
+)
 _TRAILER = re.compile(
     r"""
       make(?:\[\d+\])?:\ \*\*\*\ .+                              # make: *** [Makefile:3: all] Error 2
-    | npm\ (?:ERR!|error)\ .+
+    | npm\ (?:ERR!|error)(?:\ (?:code|errno|path|syscall|A\ complete\ log|Log\ files|This\ is
+        \ probably|Failed\ at\ the|Exit\ status|command|signal)\b.*|\s+/.*|\s*)   # npm's boilerplate
     | error:\ (?:could\ not\ compile|aborting\ due\ to)\ .+      # cargo's closing lines
+    | collect2:\ error:\ ld\ returned\ .+                        # gcc after a link error
     | =+\ .*\b(?:failed|errors?)\b.*=+                           # pytest's summary banner
     | FAILED\ \(.+\)                                             # unittest: FAILED (failures=1)
     | FAIL(?:\s+\S+.*)?                                          # go: FAIL pkg 0.01s
@@ -125,10 +145,10 @@ def error_lines(text: str, *, limit: int = MAX_ERROR_LINES) -> list[ErrorLine]:
             start += len(_STDERR_TAG)
         if not line or len(line) > MAX_LINE_CHARS or _CODE.match(line):
             continue
-        if _SPECIFIC.fullmatch(line):
-            specific.setdefault(line.strip(), ErrorLine(line.strip(), start, True))
-        elif _TRAILER.fullmatch(line):
+        if _TRAILER.fullmatch(line):
             trailers.setdefault(line.strip(), ErrorLine(line.strip(), start, False))
+        elif _is_specific(line):
+            specific.setdefault(line.strip(), ErrorLine(line.strip(), start, True))
         if len(specific) >= limit:
             break
     for found in _traceback_ends(text):
@@ -136,6 +156,19 @@ def error_lines(text: str, *, limit: int = MAX_ERROR_LINES) -> list[ErrorLine]:
     ranked = sorted(specific.values(), key=lambda e: e.at)
     ranked += sorted(trailers.values(), key=lambda e: e.at)
     return ranked[:limit]
+
+
+def _is_specific(line: str) -> bool:
+    if _SPECIFIC.fullmatch(line):
+        return True
+    if "error" in line and _DIAGNOSTIC.search(line):
+        return True
+    if "undefined reference to " in line or ("Assertion " in line and " failed" in line):
+        return True  # ld; C's assert()
+    if ": line " in line and _JOB_KILLED.search(line):
+        return True
+    m = _PROGRAM.match(line)
+    return m is not None and _ERROR_WORD.search(line, m.end()) is not None
 
 
 def first_line(text: str) -> str:
@@ -149,18 +182,20 @@ def first_line(text: str) -> str:
 def _candidate_lines(text: str, hits: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
     """(start, end) of every line holding a trigger, in order, each once (at most
     ``_MAX_CANDIDATES``: a grep for "Error" over a code base holds thousands)."""
-    spans: dict[int, int] = {}
-    for _, at, _ in hits:
+    spans: list[tuple[int, int]] = []
+    last_end = -1
+    for _, at, _ in sorted(hits, key=lambda hit: hit[1]):
+        if at <= last_end:
+            continue  # on the line taken last
         if text[at] == "\n":
             at += 1
         start = text.rfind("\n", 0, at) + 1
-        if start in spans:
-            continue
         end = text.find("\n", at)
-        spans[start] = len(text) if end < 0 else end
+        last_end = end = len(text) if end < 0 else end
+        spans.append((start, end))
         if len(spans) >= _MAX_CANDIDATES:
             break
-    return sorted(spans.items())
+    return spans
 
 
 def _traceback_ends(text: str) -> list[ErrorLine]:

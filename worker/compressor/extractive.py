@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from worker.compressor import cues
-from worker.compressor.cuts import quote, snippet
+from worker.compressor.cuts import bytes_for, quote, size, snippet
 from worker.compressor.markers import summary_body
 from worker.compressor.messages import Message
 from worker.compressor.paths import text_paths
@@ -34,7 +34,6 @@ EXTRACTIVE_NOTE = (
 USER_MESSAGES = "User Messages"  # a section of ours after the template's: what the user wrote
 _NOT_EXTRACTED = "Not extracted (extractive summary)."
 _NUMBERED = re.compile(r"^\s*(\d+)\.\s+(.*)$")
-_CHARS_PER_TOKEN = 3  # quotes, paths and commands run denser than prose
 _SHORT_MESSAGE = 600  # a user message up to this long is quoted whole
 _LONG_MESSAGE_CHARS = 900  # what a long one gets: its rules and facts, first and last words
 
@@ -57,7 +56,7 @@ class ExtractiveSummarizer:
         text = extractive_summary(
             request.window,
             previous=request.previous_summary,
-            budget_tokens=request.budget_tokens,
+            budget_tokens=max(request.budget_tokens, request.room_tokens or 0),
             uses=request.uses,
             prose=request.prose,
             focus_topic=request.focus_topic,
@@ -98,13 +97,16 @@ def extractive_summary(
     prose = read_prose(window) if prose is None else prose
     facts = _collect(window, prose, recent_turns)
     old = parse_sections(previous or "")
-    room = _Room(max(budget_tokens, 500) * _CHARS_PER_TOKEN, _focus_words(focus_topic))
+    room = _Room(bytes_for(max(budget_tokens, 500)), _focus_words(focus_topic))
     sections: dict[str, str] = {}
     # Filled in order of importance: each takes at most its share of what is left.
     sections["Active Task"] = _active_task(facts, old)
     room.take(sections["Active Task"])
+    asks = _counted(facts.asks)
     sections[USER_MESSAGES] = room.lines(
-        [*_old_lines(old, USER_MESSAGES), *(_said(a) for a in facts.asks)], 0.45, numbered=False
+        [*_old_lines(old, USER_MESSAGES), *(_said(a, n) for a, n in asks)],
+        0.45 if uses else 0.8,  # in a chat without tools, what the user said is most of it
+        first=_rule_or_fact,
     )
     sections["Blocked"] = room.lines(
         [*_failures(uses, shown, open_only=True), *facts.blockers], 0.3, old=old.get("Blocked")
@@ -145,14 +147,14 @@ def extractive_summary(
 
 
 class _Room:
-    """The summary's budget in characters, handed out section by section."""
+    """The summary's budget in UTF-8 bytes (``cuts.size``), handed out section by section."""
 
     def __init__(self, chars: int, focus: frozenset[str]) -> None:
         self.left = chars
         self.focus = focus
 
     def take(self, text: str) -> None:
-        self.left -= len(text) + 4
+        self.left -= size(text) + 4
 
     def lines(
         self,
@@ -160,13 +162,15 @@ class _Room:
         share: float,
         *,
         old: str | None = None,
-        numbered: bool = False,
+        first: Callable[[str], bool] | None = None,
     ) -> str:
         """Bullets for ``old``'s items then ``items``, within ``share`` of what is left: items
-        on the focus topic first, then the newest; shown in their order."""
+        on the focus topic first, then those ``first`` picks, then the newest; shown in their
+        order."""
         merged = _unique([*_bullets_of(old), *items])
         limit = max(200, int(self.left * share))
-        keep = self._pick(merged, limit, lambda i: len(i) + 3)
+        picked = [i for i, item in enumerate(merged) if first(item)] if first else []
+        keep = self._pick(merged, limit, lambda i: size(i) + 3, first=picked)
         ordered = sorted(keep, key=lambda i: (not self._on_focus(merged[i]), i))
         text = "\n".join(f"- {merged[i]}" for i in ordered)
         if len(keep) < len(merged):
@@ -185,7 +189,7 @@ class _Room:
         limit = max(400, int(self.left * share))
         texts = [f"{n}. {text}" for n, text in items]
         important = [i for i, (_, t) in enumerate(items) if _IMPORTANT.search(t)]
-        keep = self._pick(texts, limit, lambda i: len(i) + 1, first=important)
+        keep = self._pick(texts, limit, lambda i: size(i) + 1, first=important)
         shown = [texts[i] for i in sorted(keep)]
         if len(keep) < len(items):
             left_out = [items[i][0] for i in range(len(items)) if i not in keep]
@@ -259,12 +263,28 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
     return facts
 
 
-def _said(text: str) -> str:
+def _counted(texts: Sequence[str]) -> list[tuple[str, int]]:
+    """Each distinct message once (white space aside), at its last place, with how often it
+    was said."""
+    seen: dict[str, tuple[str, int]] = {}
+    for text in texts:
+        key = " ".join(text.split())
+        count = seen.pop(key, (text, 0))[1]
+        seen[key] = (text, count + 1)
+    return list(seen.values())
+
+
+def _rule_or_fact(line: str) -> bool:
+    return cues.RULE.search(line) or any(c.isdigit() for c in line)
+
+
+def _said(text: str, times: int = 1) -> str:
     """A user message as an exact quote: whole when short; else its first words, the sentences
     that state rules or facts, and its last words, in order, within a bound."""
     stripped = " ".join(text.split())
+    again = f" (said {times} times)" if times > 1 else ""
     if len(stripped) <= _SHORT_MESSAGE:
-        return f'"{stripped}"'
+        return f'"{stripped}"{again}'
     parts = list(cues.sentences(text[:20_000]))
     chosen = {0, len(parts) - 1} | {
         i for i, (_, s) in enumerate(parts) if cues.RULE.search(s) or any(c.isdigit() for c in s)
@@ -279,7 +299,7 @@ def _said(text: str) -> str:
             break
         quoted.append(piece)
         used += len(piece)
-    return '"' + " … ".join(quoted) + f'" ({len(stripped):,} chars in all)'
+    return '"' + " … ".join(quoted) + f'" ({len(stripped):,} chars in all){again}'
 
 
 def _failures(uses: Sequence[ToolUse], shown: Shown, *, open_only: bool) -> list[str]:

@@ -13,15 +13,15 @@ summary, ``complete_summary`` appends only the entries the summary left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from worker.compressor import cues
 from worker.compressor import ledger_scan as scan
-from worker.compressor.cuts import quote
+from worker.compressor.cuts import quote, size
 from worker.compressor.paths import text_paths
-from worker.compressor.prose import Prose
+from worker.compressor.prose import Prose, Said
 from worker.compressor.tooluse import Reading, Shown, ToolUse
 from worker.compressor.turns import Turn
 
@@ -54,12 +54,10 @@ _LABELS: dict[Kind, str] = {
 HEADING = "## Artifact Ledger"
 _INTRO = "Exact strings from the summarized turns that the summary above does not contain:"
 _QUOTE_CHARS = 320  # one user sentence or decision, quoted
-_LINE_CHARS = 200  # an error line, a path, a URL
-_COMMAND_CHARS = 120
+_LINE_CHARS = 500  # an error line, a path, a URL (kubectl's and the JVM's run long)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     kind: Kind
     text: str  # the rendered entry after its label
     needles: tuple[str, ...]  # all of these must appear in a summary for it to be there
@@ -104,7 +102,9 @@ _RANK: dict[str, int] = {
     "decision": 4,
     "user_file": 5,
     "error": 6,
-    "user": 7,
+    "weak_decision": 6,
+    "user": 6,
+    "user_reply": 8,
     "url": 8,
     "id": 9,
 }
@@ -117,20 +117,16 @@ def extract_ledger(
     reading: Reading,
     shown: Shown,
     *,
-    budget_chars: int,
+    budget_bytes: int,  # UTF-8 bytes (``cuts.size``)
+    summary: str = "",
 ) -> Ledger:
     """The ranked artifact trail of a window: ``turns`` (its messages as the summarizer saw
     them, redacted), ``uses`` (its tool uses) and ``prose`` (what was said in it); ``reading``
-    holds later uses too, which may resolve a failure."""
+    holds later uses too, which may resolve a failure. Entries ``summary`` already holds cost
+    nothing against ``budget_bytes``: only what would be appended to it is counted."""
     found = [*_from_uses(uses, reading, shown), *_from_prose(prose)]
-    texts = [(turn.at, turn.message.text()) for turn in turns]
-    # URLs and identifiers are rare: the window is asked once before each text is.
-    joined = "\n".join(text for _, text in texts)
-    urls, ids = scan.may_hold_urls(joined), scan.may_hold_identifiers(joined)
-    if urls or ids:
-        for order, text in texts:
-            found += _exact_strings(text, order, urls=urls, ids=ids)
-    return Ledger(_fit(_unique(found), budget_chars))
+    found += _exact_strings([(turn.at, turn.message.text()) for turn in turns])
+    return Ledger(_fit(_unique(found), budget_bytes, summary))
 
 
 def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[Entry]:
@@ -160,9 +156,9 @@ def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[
 def _command_entries(use: ToolUse, shown: Shown, *, resolved: bool) -> list[Entry]:
     """A failed command (or one whose output shows an error): the command, its exit code and
     first error line in one entry; its further error lines as entries of their own."""
-    command = shown.command(use, _COMMAND_CHARS) or ""
+    command = shown.command(use) or ""
     code = use.exit_code
-    error = shown.error(use, _LINE_CHARS)
+    error = shown.error(use)
     if not use.failed and code in (0, None) and resolved:
         return []  # an error printed by a run that succeeded and was run again: noise
     kind: Kind = "failed" if resolved else "failing"
@@ -186,7 +182,7 @@ def _later_successes(reading: Reading) -> dict[str, int]:
 
 
 def _key(use: ToolUse) -> str:
-    return " ".join((use.command or "").split())
+    return use.command or ""  # the same command is the same text
 
 
 def _exact_strings_of_call(
@@ -206,18 +202,21 @@ def _exact_strings_of_call(
 
 def _from_prose(prose: Prose) -> list[Entry]:
     out: list[Entry] = []
-    for said in prose.asks:
-        out += _user_entries(said.text, said.at)
+    rules = {(said.at, said.text) for said in prose.rules}
+    for said in _latest_of_each(prose.asks):
+        out += _user_entries(said.text, said.at, rules)
     for said in prose.decisions:
         quoted = quote(said.text, _QUOTE_CHARS)
         needle = quoted.split("…[", 1)[0]
-        out.append(Entry("decision", f'"{quoted}"', (needle,), _RANK["decision"], said.at))
+        rank = _RANK["decision"] if said.weight >= 3 else _RANK["weak_decision"]
+        out.append(Entry("decision", f'"{quoted}"', (needle,), rank, said.at))
     return out
 
 
-def _user_entries(text: str, order: int) -> list[Entry]:
+def _user_entries(text: str, order: int, rules: Container[tuple[int, str]]) -> list[Entry]:
     """What the user said: a short message whole, a long one sentence by sentence (rules and
-    facts first); and the files they named."""
+    facts first); and the files they named. ``rules``: (message index, sentence) of the
+    sentences the prose reader found a rule in."""
     stripped = text.strip()
     out = [
         Entry("user_file", p, (p,), _RANK["user_file"], order)
@@ -227,25 +226,53 @@ def _user_entries(text: str, order: int) -> list[Entry]:
         said = [(0, " ".join(stripped.split()))]
     else:
         said = list(cues.sentences(stripped[:20_000]))
+    short = len(said) == 1
     for _, sentence in said:
         quoted = quote(sentence, _QUOTE_CHARS)
         needle = quoted.split("…[", 1)[0]
-        rule = len(said) == 1 or cues.RULE.search(sentence) or _HAS_FACT.search(sentence)
-        rank = _RANK["user_rule"] if rule else _RANK["user"]
+        rule = (order, sentence) in rules or (short and cues.RULE.search(sentence))
+        rank = _user_rank(sentence, rule=bool(rule))
         out.append(Entry("user", f'"{quoted}"', (needle,), rank, order))
     return out
+
+
+def _user_rank(sentence: str, *, rule: bool) -> int:
+    """A rule or a fact first; then a statement; a question or a short reply last."""
+    if rule or _HAS_FACT.search(sentence):
+        return _RANK["user_rule"]
+    if (
+        "?" in sentence
+        or "\uff1f" in sentence
+        or (len(sentence.split()) < 3 and len(sentence) < 12)
+    ):
+        return _RANK["user_reply"]
+    return _RANK["user"]
+
+
+def _latest_of_each(said: Sequence[Said]) -> list[Said]:
+    """Each distinct message once (white space aside), at its latest place, in order."""
+    latest: dict[str, Said] = {}
+    for item in said:
+        key = " ".join(item.text.split())
+        latest.pop(key, None)
+        latest[key] = item
+    return list(latest.values())
 
 
 # Digits, an e-mail, two capitalised words in a row (a name): a fact worth keeping.
 _HAS_FACT = re.compile(r"\d|@|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
 
 
-def _exact_strings(text: str, order: int, *, urls: bool, ids: bool) -> list[Entry]:
+def _exact_strings(texts: Sequence[tuple[int, str]]) -> list[Entry]:
+    """URLs and identifiers in the texts, each at the place of the text it is in. Which texts
+    may hold an identifier is decided for all of them at once (most hold none)."""
     out = []
-    if urls and scan.may_hold_urls(text):
-        out += [Entry("url", u, (u,), _RANK["url"], order) for u in scan.urls(text)]
-    if ids and scan.may_hold_identifiers(text):
-        out += [Entry("id", i, (i,), _RANK["id"], order) for i in scan.identifiers(text)]
+    for i in sorted(scan.texts_with_identifiers([text for _, text in texts])):
+        order, text = texts[i]
+        out += [Entry("id", v, (v,), _RANK["id"], order) for v in scan.identifiers(text)]
+    for order, text in texts:
+        if scan.may_hold_urls(text):
+            out += [Entry("url", u, (u,), _RANK["url"], order) for u in scan.urls(text)]
     return out
 
 
@@ -262,17 +289,17 @@ def _unique(entries: Iterable[Entry]) -> list[Entry]:
     return [e for e in best.values() if not (e.kind == "user_file" and e.text in written)]
 
 
-def _fit(entries: list[Entry], budget_chars: int) -> tuple[Entry, ...]:
+def _fit(entries: list[Entry], budget_bytes: int, summary: str) -> tuple[Entry, ...]:
     """The entries that fit the budget, most important first (the newest first within a
-    rank); then in rendering order."""
-    size = len(_section(()))
+    rank); then in rendering order. One the summary holds already costs nothing."""
+    used = size(_section(()))
     kept: list[Entry] = []
     for entry in sorted(entries, key=lambda e: (e.rank, -e.order)):
-        cost = len(entry.render()) + 1
-        if size + cost > budget_chars:
+        cost = 0 if summary and entry.present_in(summary) else size(entry.render()) + 1
+        if used + cost > budget_bytes:
             continue
         kept.append(entry)
-        size += cost
+        used += cost
     return tuple(sorted(kept, key=lambda e: (KINDS.index(e.kind), e.order)))
 
 

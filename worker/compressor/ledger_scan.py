@@ -7,6 +7,9 @@ and deterministic, and they stay cheap on large texts (a few precompiled passes 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from itertools import accumulate
 
 # ---------------------------------------------------------------------------------------------
 # URLs and identifiers
@@ -22,9 +25,14 @@ def may_hold_urls(text: str) -> bool:
 
 
 def urls(text: str) -> list[str]:
+    return [url for _, url in url_spans(text)]
+
+
+def url_spans(text: str) -> list[tuple[int, str]]:
+    """(offset, URL) of each URL in ``text``."""
     if not may_hold_urls(text):
         return []
-    return [m.group(0).rstrip(_URL_TRAILING) for m in _URL.finditer(text)]
+    return [(m.start(), m.group(0).rstrip(_URL_TRAILING)) for m in _URL.finditer(text)]
 
 
 # Patterns start with a literal or a character class, and boundaries are checked afterwards:
@@ -81,8 +89,37 @@ def may_hold_identifiers(text: str) -> bool:
     return _SHORT_SHA_SHAPE in text.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)
 
 
+_HEX_RUN = re.compile(rb"x{7}")
+
+
+def texts_with_identifiers(texts: Sequence[str]) -> set[int]:
+    """Indexes of the texts that may hold an identifier (``may_hold_identifiers``), found in
+    one look at all of them: a window has thousands of texts and few identifiers."""
+    joined = "\n".join(texts)
+    found: set[int] = set()
+    if "#" in joined:
+        starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+        found |= {bisect_right(starts, m.start()) - 1 for m in _HASH_DIGIT.finditer(joined)}
+    shape = joined.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)
+    if _SHORT_SHA_SHAPE in shape:
+        byte_starts = list(accumulate((_utf8_len(t) + 1 for t in texts[:-1]), initial=0))
+        found |= {bisect_right(byte_starts, m.start()) - 1 for m in _HEX_RUN.finditer(shape)}
+    return found
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def identifiers(text: str) -> list[str]:
     """Git SHAs, issue and PR references, UUIDs: strings a summary must not paraphrase."""
+    return [value for _, value in identifier_spans(text)]
+
+
+def identifier_spans(text: str) -> list[tuple[int, str]]:
+    """(offset, identifier) of each identifier in ``text``, in order."""
+    if not may_hold_identifiers(text):
+        return []
     shape = text.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)
     found: list[tuple[int, str]] = []
     if _FULL_SHA_SHAPE in shape:
@@ -99,7 +136,7 @@ def identifiers(text: str) -> list[str]:
             for m in _UUID.finditer(text)
             if _free_start(text, m.start(), "-")
         )
-    return [value for _, value in sorted(found)]
+    return sorted(found)
 
 
 def _git_context_shas(text: str, *, ranges: bool) -> list[tuple[int, str]]:

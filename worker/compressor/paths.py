@@ -115,18 +115,25 @@ def text_paths(text: str, *, prose: bool = True) -> list[str]:
     if "/" not in text and "." not in text:
         return []
     found = []
-    for m in _PATH_TOKEN.finditer(text):
-        start, end = m.span()
-        if (
-            text.startswith("://", end)
-            or (start and text[start - 1] in "*?")
-            or (end < len(text) and text[end] in "*?")
-        ):
-            continue  # a URL's scheme, a glob's part
-        token = _trimmed(m.group(0))
-        if token and _is_path_token(token, prose=prose):
-            found.append(token)
+    # Word by word: the pattern's look-behind would otherwise be tried at every character.
+    for word in text.split():
+        if ("/" not in word and "." not in word) or len(word) > _MAX_WORD:
+            continue
+        for m in _PATH_TOKEN.finditer(word):
+            start, end = m.span()
+            if (
+                word.startswith("://", end)
+                or (start and word[start - 1] in "*?")
+                or (end < len(word) and word[end] in "*?")
+            ):
+                continue  # a URL's scheme, a glob's part
+            token = _trimmed(m.group(0))
+            if token and _is_path_token(token, prose=prose):
+                found.append(token)
     return _unique(found)
+
+
+_MAX_WORD = 400
 
 
 def _trimmed(token: str) -> str:
@@ -172,10 +179,12 @@ _WRITTEN_RE = re.compile(r"(?=[^/]*[A-Za-z])[\w.~/+@()\[\]-]*[/.][\w.~/+@()\[\]-
 
 def shell_written_files(command: str) -> list[str]:
     """Files a shell command writes: redirections, ``sed -i``, ``tee``, ``touch``, ``cp``/``mv``,
-    and a patch applied through the shell (``apply_patch <<'EOF' ...``)."""
+    a patch applied through the shell (``apply_patch <<'EOF' ...``) and a script it runs that
+    writes a file (``python3 - <<'PY' ... Path('x').write_text(...)``)."""
     found: list[str] = []
     if "apply_patch" in command or "*** Begin Patch" in command:
         found += patch_files(command)
+    found += script_written_files(command)
     if ">" not in command and not any(w in command for w in _WRITER_HINTS):
         return found  # most commands: decided by a few substring tests
     for line in _without_heredoc_bodies(command):
@@ -199,6 +208,48 @@ def _may_write(line: str) -> bool:
     if found and found <= _IN_PLACE_ONLY:
         return "-i" in line or "--in-place" in line  # sed -n '1,9p' f: reads only
     return bool(found)
+
+
+# Files a script writes (Python and Node), named by a string literal where it writes them.
+_QUOTED = r"(?P<q>['\"`])(?P<path>[^'\"`\n]{1,240})(?P=q)"
+_PY_DIRECT = re.compile(
+    rf"Path\(\s*{_QUOTED}\s*\)\s*\.(?:write_text|write_bytes|open\(\s*['\"][wax])"
+)
+_PY_OPEN = re.compile(rf"open\(\s*{_QUOTED}\s*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax]")
+_NODE_WRITE = re.compile(
+    rf"\b(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream)\(\s*{_QUOTED}"
+)
+_PY_PATH = re.compile(rf"Path\(\s*{_QUOTED}\s*\)")
+_ASSIGNED_TO = re.compile(r"(\w+)\s*=\s*(?:pathlib\.)?\Z")
+
+
+def script_written_files(code: str) -> list[str]:
+    """Files a Python or Node script writes: ``Path('x').write_text``, ``p = Path('x')`` then
+    ``p.write_text``, ``open('x', 'w')``, ``fs.writeFileSync('x', ...)``.
+
+    Each pattern runs only on code that holds its literal part: most commands hold none.
+    """
+    found: list[str] = []
+    if "Path(" in code and "write" in code:
+        found += [m.group("path") for m in _PY_DIRECT.finditer(code)]
+        for m in _PY_PATH.finditer(code):  # p = Path('x') ... p.write_text(...)
+            line_start = code.rfind("\n", 0, m.start()) + 1
+            var = _ASSIGNED_TO.search(code, line_start, m.start())
+            if var is None:
+                continue
+            name = re.escape(var.group(1))
+            writes = rf"\b{name}\.(?:write_text|write_bytes)\(|\b{name}\.open\(\s*['\"][wax]"
+            if re.search(writes, code):
+                found.append(m.group("path"))
+    if "open(" in code:
+        found += [
+            m.group("path")
+            for m in _PY_OPEN.finditer(code)
+            if m.start() == 0 or not (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_.")
+        ]
+    if "writeFile" in code or "appendFile" in code or "createWriteStream" in code:
+        found += [m.group("path") for m in _NODE_WRITE.finditer(code)]
+    return _unique(f for f in found if _WRITTEN_RE.fullmatch(f) and f not in _NOT_FILES)
 
 
 def _without_heredoc_bodies(command: str) -> list[str]:

@@ -7,8 +7,10 @@ here; the readers decide how much of it to quote.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from worker.compressor import cues
 from worker.compressor.markers import summary_body
@@ -16,12 +18,13 @@ from worker.compressor.messages import Message
 
 _READ_CHARS = 20_000  # of one message: a paste longer than this is quoted from its start
 _MIN_DECISION_CHARS = 20
+_DECISION_WEIGHT = 2
 
 
-@dataclass(frozen=True, slots=True)
-class Said:
+class Said(NamedTuple):
     at: int  # the message's index in the transcript
     text: str
+    weight: int = 0  # decisions: how surely it is one (``cues.decision_weight``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,52 +53,54 @@ class Prose:
 def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) -> Prose:
     """What ``msgs`` say; ``indexes``: each message's place in the transcript (default: its
     position in ``msgs``)."""
-    found: dict[str, list[Said]] = {"ask": [], "rule": [], "decision": [], "blocker": []}
+    asks: list[Said] = []
+    rules: list[Said] = []
+    decisions: list[Said] = []
+    blockers: list[Said] = []
     replies: list[Said] = []
     for pos, msg in enumerate(msgs):
         if msg.role not in ("user", "assistant") or summary_body(msg) is not None:
             continue
         text = msg.text()
-        if not text.strip():
+        if not text or text.isspace():
             continue
         at = indexes[pos] if indexes is not None else pos
-        if msg.role == "user":
-            found["ask"].append(Said(at, text))
-        elif not msg.tool_calls:
-            replies.append(Said(at, text))
         head = text[:_READ_CHARS]
-        lowered = head.lower()
-        hits = {name: cue.offsets(lowered) for name, cue in _CUES[msg.role]}
-        if any(hits.values()):
-            for name, sentence in _cued_sentences(head, hits):
-                found[name].append(Said(at, sentence))
-    return Prose(
-        tuple(found["ask"]),
-        tuple(found["rule"]),
-        tuple(found["decision"]),
-        tuple(found["blocker"]),
-        tuple(replies),
-    )
-
-
-_CUES: dict[str, tuple[tuple[str, cues.Cue], ...]] = {
-    "user": (("rule", cues.RULE),),
-    "assistant": (("decision", cues.REASON), ("blocker", cues.BLOCKER)),
-}
-
-
-def _cued_sentences(text: str, hits: dict[str, list[int]]) -> Iterator[tuple[str, str]]:
-    """(cue name, sentence) for each sentence of ``text`` holding one of that cue's offsets,
-    in order, each once per cue."""
-    found: list[tuple[int, str, str]] = []
-    for name, offsets in hits.items():
-        seen: set[int] = set()
-        for offset in offsets:
-            hit = cues.sentence_at(text, offset)
-            if hit is None or hit[0] in seen:
+        if msg.role == "user":
+            asks.append(Said(at, text))
+            offsets = cues.RULE.offsets(head.lower())
+            rules += [Said(at, s) for _, s in _sentences_at(head, offsets)]
+            continue
+        if not msg.tool_calls:
+            replies.append(Said(at, text))
+        found = cues.ASSISTANT.scan(head.lower())
+        for start, sentence in _sentences_at(head, sorted({*found["reason"], *found["weak"]})):
+            if len(sentence) < _MIN_DECISION_CHARS:
                 continue
-            seen.add(hit[0])
-            if name != "decision" or len(hit[1]) >= _MIN_DECISION_CHARS:
-                found.append((hit[0], name, hit[1]))
-    for _, name, sentence in sorted(found):
-        yield name, sentence
+            end = start + len(sentence)
+            weight = cues.decision_weight(
+                sentence,
+                reason=_within(found["reason"], start, end),
+                weak=_within(found["weak"], start, end),
+            )
+            if weight >= _DECISION_WEIGHT:
+                decisions.append(Said(at, sentence, weight))
+        blockers += [Said(at, s) for _, s in _sentences_at(head, found["blocker"])]
+    return Prose(tuple(asks), tuple(rules), tuple(decisions), tuple(blockers), tuple(replies))
+
+
+def _within(offsets: Sequence[int], start: int, end: int) -> bool:
+    i = bisect_left(offsets, start)
+    return i < len(offsets) and offsets[i] < end
+
+
+def _sentences_at(text: str, offsets: Sequence[int]) -> list[tuple[int, str]]:
+    """The sentences of ``text`` that hold the ``offsets`` (sorted), in order, each once."""
+    found: list[tuple[int, str]] = []
+    for offset in offsets:
+        if found and offset < found[-1][0] + len(found[-1][1]):
+            continue  # in the sentence found last
+        hit = cues.sentence_at(text, offset)
+        if hit is not None and (not found or found[-1][0] != hit[0]):
+            found.append(hit)
+    return found

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from worker.compressor.config import CompressConfig
-from worker.compressor.cuts import cut_middle
+from worker.compressor.cuts import cut_middle, estimated_tokens
 from worker.compressor.errors import (
     EmptySummaryError,
     SummarizerAuthError,
@@ -59,6 +59,7 @@ class Job:
     budget_tokens: int
     uses: Sequence[ToolUse] = ()  # the window's tool uses, read before any cut
     prose: Prose = field(default_factory=Prose)  # what was said in the window
+    room_tokens: int | None = None  # room under the target, for a rule-based summary
 
 
 @dataclass(slots=True)
@@ -87,13 +88,34 @@ def summarize_turns(turns: Sequence[Turn], *, previous: str | None, job: Job) ->
     """The summary of ``turns`` on top of ``previous``, however many calls that takes."""
     folded = Folded()
     if not job.summarizer.is_llm:
-        # A rule-based summarizer reads the messages, not a prompt: one call, nothing to bound.
-        window = [t.message for t in turns]
-        request = _request(job, "", window, previous, index=0, count=1, turns=turns)
-        outcome = _call_or_error(job, request, folded)
-        folded.text = _accepted(outcome, folded, turns, previous, job)
-        return folded
+        return _rule_based(turns, previous, job, folded)
     return _fold(_Serialized.of(turns, job), previous, job, folded)
+
+
+def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: Folded) -> Folded:
+    """A rule-based summarizer reads the messages, not a prompt: one call, nothing to bound.
+
+    It sizes its text by an estimate; when the text comes out well over its budget by our
+    exact count (CJK text estimates low), it is asked once more with the budget scaled down.
+    """
+    window = [t.message for t in turns]
+    request = _request(job, "", window, previous, index=0, count=1, turns=turns)
+    outcome = _call_or_error(job, request, folded)
+    if isinstance(outcome, SummaryResponse):
+        limit = max(request.budget_tokens, request.room_tokens or 0)
+        tokens = job.counter.count_text(outcome.text)
+        if tokens > limit * _RULE_BASED_SLACK:
+            scaled = replace(
+                request,
+                budget_tokens=request.budget_tokens * limit // tokens,
+                room_tokens=(request.room_tokens or 0) * limit // tokens,
+            )
+            outcome = _call_or_error(job, scaled, folded)
+    folded.text = _accepted(outcome, folded, turns, previous, job)
+    return folded
+
+
+_RULE_BASED_SLACK = 1.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,15 +140,12 @@ def _turn_tokens(turn: Turn, done: Serialized) -> int:
 
     Unchanged message: its known count plus its labels (a secret becomes a marker of about the
     same size). Changed (a one-line tool summary, shrunk arguments, a cut): estimated from its
-    UTF-8 size, which over the real and generated transcripts runs 13-17% above tiktoken's count
-    in total (a single random-looking text can come out ~25% under; CJK text, three bytes a
-    character, comes out over). The LLM client counts each prompt exactly before sending it and answers
-    "context too long" when our estimate was short; the fold then re-splits.
+    UTF-8 size (``cuts.estimated_tokens``). The LLM client counts each prompt exactly before
+    sending it and answers "context too long" when our estimate was short; the fold then
+    re-splits.
     """
     if turn.known_tokens is None or done.cut:
-        text = done.text  # an ASCII string's UTF-8 size is its length (isascii is a flag check)
-        size = len(text) if text.isascii() else len(text.encode("utf-8"))
-        return size * 10 // 27 + 1
+        return estimated_tokens(done.text)
     return turn.known_tokens + math.ceil(done.label_chars / _LABEL_CHARS_PER_TOKEN)
 
 
@@ -289,7 +308,7 @@ def _fallback(
     body = extractive_summary(
         [t.message for t in turns],
         previous=running,
-        budget_tokens=job.budget_tokens,
+        budget_tokens=max(job.budget_tokens, job.room_tokens or 0),
         uses=_uses_of(turns, job),
         prose=job.prose.within({t.at for t in turns}),
         focus_topic=job.focus_topic,
@@ -319,6 +338,7 @@ def _request(
         today=job.today,
         chunk_index=index,
         chunk_count=count,
+        room_tokens=job.room_tokens,
         uses=_uses_of(turns, job) if turns is not None else None,
         prose=job.prose.within({t.at for t in turns}) if turns is not None else None,
     )

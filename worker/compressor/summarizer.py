@@ -33,6 +33,9 @@ class SummaryRequest:
     # a rule-based summarizer reads these. None: read ``window`` itself.
     uses: Sequence[ToolUse] | None = None
     prose: Prose | None = None  # what was said in ``window``, likewise
+    # The room the compacted transcript leaves under its target: a rule-based summarizer,
+    # which quotes instead of condensing, may fill it (never less than ``budget_tokens``).
+    room_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,11 +12,16 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias
 
-from worker.compressor.paths import argument_paths, patch_files, shell_written_files, text_paths
+from worker.compressor.paths import (
+    argument_paths,
+    patch_files,
+    script_written_files,
+    shell_written_files,
+    text_paths,
+)
 
 Kind: TypeAlias = Literal[
     "shell", "code", "read", "write", "edit", "search", "fetch", "plan", "task", "other"
@@ -35,8 +40,7 @@ KINDS: tuple[Kind, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class CallFacts:
+class CallFacts(NamedTuple):  # one per distinct call: a tuple is cheaper to build
     """What one call asks for. Strings are as the agent wrote them (not redacted, not cut)."""
 
     tool: str  # the tool's name as called
@@ -184,7 +188,8 @@ _CHANGES_FILE = re.compile(r"^\*\*\* (?:Update|Delete) File:", re.MULTILINE)
 
 def _read_code(name: str, arguments: str, args: Mapping[str, Any], kind: Kind) -> CallFacts:
     code = _first(args, _CODE_KEYS) if args else arguments.strip() or None
-    return CallFacts(name, kind, command=code)
+    written = tuple(script_written_files(code)) if code else ()
+    return CallFacts(name, kind, command=code, paths=written, written=written)
 
 
 def _read_file_tool(name: str, arguments: str, args: Mapping[str, Any], kind: Kind) -> CallFacts:

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from worker.compressor import jsonvalue
 
@@ -22,8 +21,7 @@ _ENDS_LINES = 4  # envelope lines sit among the first line or the last four line
 _ENDS_CHARS = 1_200
 
 
-@dataclass(frozen=True, slots=True)
-class ResultFacts:
+class ResultFacts(NamedTuple):  # one per result: a tuple is cheaper to build
     body: str  # the output without its envelope
     exit_code: int | None = None
     failed: bool = False  # a non-zero exit, an error the tool reported, a timeout
@@ -37,25 +35,37 @@ def read_result(text: str, *, shell: bool) -> ResultFacts:
     text, wrapper_error = _unwrapped(text)
     facts = _enveloped(text, shell=shell)
     if wrapper_error is not None:
-        facts = replace(facts, failed=True, error=facts.error or wrapper_error)
-    if not facts.failed and facts.exit_code is None and _FAILURE_START.match(facts.body.lstrip()):
-        facts = replace(facts, failed=True, error=facts.error or _first_line(facts.body))
+        facts = facts._replace(failed=True, error=facts.error or wrapper_error)
+    body = facts.body
+    if not facts.failed and facts.exit_code is None and _FAILURE_START.match(body, _lead(body)):
+        facts = facts._replace(failed=True, error=facts.error or _first_line(body))
     return facts
 
 
 def _enveloped(text: str, *, shell: bool) -> ResultFacts:
-    stripped = text.strip()
-    if stripped.startswith("<") and _TAGGED_CODE.search(stripped, 0, 400):
-        return _tagged(stripped)
-    if stripped.startswith("{"):
-        found = _json_result(stripped, shell=shell)
+    # Results run to megabytes: look at the first characters without copying the rest.
+    start = _lead(text)
+    first = text[start : start + 1]
+    if first == "<" and _TAGGED_CODE.search(text, start, start + 400):
+        return _tagged(text.strip())
+    if first == "{":
+        found = _json_result(text.strip(), shell=shell)
         if found is not None:
             return found
-    if _HEADER_START.match(stripped):
-        found = _header_result(stripped)
+    if first in "CEW" and _HEADER_START.match(text, start):
+        found = _header_result(text.strip())
         if found is not None:
             return found
     return _text_result(text, shell=shell)
+
+
+_LEADING_SPACE = re.compile(r"\s*")
+
+
+def _lead(text: str) -> int:
+    """Where the text starts after white space."""
+    m = _LEADING_SPACE.match(text)
+    return m.end() if m else 0
 
 
 # ---------------------------------------------------------------------------------------------

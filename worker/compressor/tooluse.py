@@ -12,8 +12,8 @@ goes through ``Shown``, which cuts whole words and redacts before anything is em
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from worker.compressor import jsonvalue
 from worker.compressor.cuts import safe_prefix
@@ -24,10 +24,13 @@ from worker.compressor.tool_calls import CallFacts, Kind, only_views, read_call
 from worker.compressor.tool_results import ResultFacts, read_result
 
 _RUNS: frozenset[Kind] = frozenset({"shell", "code"})
+# How much of a command line and of an error line is shown, everywhere it is shown (so the
+# one-liner, the ledger and the extractive summary quote the same words).
+COMMAND_CHARS = 200
+ERROR_CHARS = 400
 
 
-@dataclass(frozen=True, slots=True)
-class ToolUse:
+class ToolUse(NamedTuple):  # two per call are built while reading: a tuple is cheaper
     """One tool call and what came back."""
 
     call: ToolCall
@@ -131,7 +134,7 @@ def _answered(use: ToolUse, index: int, msg: Message, *, scan: bool) -> ToolUse:
         and any(e.specific for e in errors)
         and not _views_only(use.facts)
     ):
-        result = replace(result, failed=True)
+        result = result._replace(failed=True)
     return ToolUse(
         use.call,
         use.facts,
@@ -248,20 +251,19 @@ class Shown:
     def text(self, value: str, limit: int) -> str:
         """The first line of ``value`` as written (its spacing kept), redacted before it is cut
         to ``limit`` characters; "…" marks a cut or a line that follows."""
-        line = value.strip()
-        end = line.find("\n")
-        more = end >= 0
-        if more:
-            line = line[:end].rstrip()
-        line = self.redact(line[: limit * 4])
+        start = len(value) - len(value.lstrip()) if value[:1].isspace() else 0
+        end = value.find("\n", start)
+        more = end >= 0 and not value[end:].isspace()
+        line = value[start : end if end >= 0 else start + limit * 4][: limit * 4].rstrip()
+        line = self.redact(line)
         if len(line) > limit:
             return safe_prefix(line, limit - 1).rstrip() + "…"
         return f"{line} …" if more else line
 
-    def command(self, use: ToolUse, limit: int = 100) -> str | None:
+    def command(self, use: ToolUse, limit: int = COMMAND_CHARS) -> str | None:
         return self.text(use.command, limit) if use.command else None
 
-    def error(self, use: ToolUse, limit: int = 200) -> str | None:
+    def error(self, use: ToolUse, limit: int = ERROR_CHARS) -> str | None:
         return self.text(use.first_error, limit) if use.first_error else None
 
     def outcome(self, use: ToolUse) -> str:
@@ -326,8 +328,13 @@ class Shown:
 
 
 def _line_count(text: str) -> int:
-    stripped = text.strip("\n")
-    return stripped.count("\n") + 1 if stripped else 0
+    """Lines of ``text`` without its leading and trailing line breaks (read without a copy)."""
+    start, end = 0, len(text)
+    while start < end and text[start] == "\n":
+        start += 1
+    while end > start and text[end - 1] == "\n":
+        end -= 1
+    return text.count("\n", start, end) + 1 if end > start else 0
 
 
 def _from_line(args: Mapping[str, Any]) -> str:
