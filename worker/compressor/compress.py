@@ -102,7 +102,9 @@ def _summarize_window(
     """
     msgs, counts, config = start.msgs, start.counts, start.config
     reading = read_tool_uses(msgs, errors_before=split.tail_start)
-    shown = Shown.new()
+    shown = Shown.new()  # for the ledger: redacted piece by piece
+    # The head (which stays as it came, never redacted) and the turns (each redacted whole).
+    raw = Shown(redacting=False)
     # The head stays: its old tool outputs become their one-line accounts and its long
     # tool-call arguments shrink (a first turn that wrote a whole file must not keep the
     # window full after a compaction).
@@ -110,7 +112,7 @@ def _summarize_window(
         msgs,
         split.head_end,
         reading,
-        shown,
+        raw,
         min_chars=config.prune_min_chars,
         arg_max_chars=config.tool_arg_max_chars,
     )
@@ -119,7 +121,7 @@ def _summarize_window(
         counts,
         Window(split.head_end, split.tail_start, window.summaries, split.lifted),
         reading=reading,
-        shown=shown,
+        shown=raw,
         config=config,
     )
     turns, redactions = built.turns, built.redactions

@@ -29,7 +29,7 @@ class CompressConfig:
     # account and an excerpt of whole lines: its error lines first, then its first and last
     # lines, within these sizes (an output with error lines gets the larger one).
     serialize_result_chars: int = 1_500
-    serialize_ok_result_chars: int = 300
+    serialize_ok_result_chars: int = 0  # a result that went well: its account says enough
     serialize_tool_args_head_chars: int = 1_200
     serialize_message_max_chars: int = 12_000
     # After a compaction the transcript should take at most this share of the window. The

@@ -85,10 +85,7 @@ class Cue:
         stop at the first one."""
         found: list[int] = []
         for i, start, end in self._needles.matches(lowered):
-            if self._cjk[i] or (
-                (start == 0 or not lowered[start - 1].isalnum())
-                and (end == len(lowered) or not lowered[end].isalnum())
-            ):
+            if self._cjk[i] or _stands_alone(lowered, start, end):
                 found.append(start)
                 if first:
                     break
@@ -113,15 +110,20 @@ class CueSet:
         """For each cue name, where its words stand in ``lowered`` (sorted)."""
         found: dict[str, list[int]] = {name: [] for name in self.names}
         for i, start, end in self._needles.matches(lowered):
-            if self._cjk[i] or (
-                (start == 0 or not lowered[start - 1].isalnum())
-                and (end == len(lowered) or not lowered[end].isalnum())
-            ):
+            if self._cjk[i] or _stands_alone(lowered, start, end):
                 for name in self._owners[i]:
                     found[name].append(start)
         for offsets in found.values():
             offsets.sort()
         return found
+
+
+def _stands_alone(text: str, start: int, end: int) -> bool:
+    """A cue found at [start, end) is a word of its own: no letter or digit glued to it (a cue
+    that begins or ends with punctuation, such as ", so", brings its own boundary there)."""
+    return (start == 0 or not text[start].isalnum() or not text[start - 1].isalnum()) and (
+        end == len(text) or not text[end - 1].isalnum() or not text[end].isalnum()
+    )
 
 
 def _is_cjk(word: str) -> bool:
@@ -153,8 +155,8 @@ REASON = Cue(
     "因为 由于 而不是 以免 为了 决定 这样 以便 从而 改用 采用 なので ので 代わりに 決めた",
 )
 WEAK_REASON = Cue(
-    "so then therefore hence that_way which_means",
-    "así entonces donc also deshalb quindi поэтому",
+    "so therefore hence that_way which_means",
+    ",_así donc deshalb quindi поэтому",
     "所以 让 于是 因此 だから",
 )
 CHOICE = Cue(

@@ -54,6 +54,7 @@ _LABELS: dict[Kind, str] = {
 HEADING = "## Artifact Ledger"
 _INTRO = "Exact strings from the summarized turns that the summary above does not contain:"
 _QUOTE_CHARS = 320  # one user sentence or decision, quoted
+_ARGS_ID_CHARS = 500  # of a call's arguments, read for identifiers
 _LINE_CHARS = 500  # an error line, a path, a URL (kubectl's and the JVM's run long)
 
 
@@ -125,17 +126,24 @@ def extract_ledger(
     holds later uses too, which may resolve a failure. Entries ``summary`` already holds cost
     nothing against ``budget_bytes``: only what would be appended to it is counted."""
     found = [*_from_uses(uses, reading, shown), *_from_prose(prose)]
-    found += _exact_strings([(turn.at, turn.message.text()) for turn in turns])
+    # Identifiers (commits, issues, UUIDs) from what people wrote; a tool output's are its
+    # data (a log, a diff), and its excerpt is read for URLs only.
+    found += _exact_strings(
+        [(t.at, t.message.text()) for t in turns if t.message.role != "tool"], ids=True
+    )
+    found += _exact_strings(
+        [(t.at, t.message.text()) for t in turns if t.message.role == "tool"], ids=False
+    )
     return Ledger(_fit(_unique(found), budget_bytes, summary))
 
 
 def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[Entry]:
     passed = _later_successes(reading)
     out: list[Entry] = []
-    # URLs and identifiers in arguments are rare: all arguments are asked once first.
-    joined = "\n".join(u.call.arguments for u in uses)
-    urls, ids = scan.may_hold_urls(joined), scan.may_hold_identifiers(joined)
-    for use in uses:
+    # Identifiers in arguments are rare: all are asked at once first, each by its opening
+    # (where a command names a commit or an issue; a heredoc's body is code, full of hex).
+    with_ids = scan.texts_with_identifiers([u.call.arguments[:_ARGS_ID_CHARS] for u in uses])
+    for i, use in enumerate(uses):
         order = use.call_index
         if use.kind in ("shell", "code") and use.command and (use.failed or use.errors):
             out += _command_entries(use, shown, resolved=passed.get(_key(use), -1) > order)
@@ -148,8 +156,7 @@ def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[
         for path in use.written:
             clean = shown.text(path, _LINE_CHARS).removeprefix("./")
             out.append(Entry("file", clean, (clean,), _RANK["file"], order))
-        if urls or ids:
-            out += _exact_strings_of_call(use, shown, order, urls=urls, ids=ids)
+        out += _exact_strings_of_call(use, shown, order, ids=i in with_ids)
     return out
 
 
@@ -185,18 +192,17 @@ def _key(use: ToolUse) -> str:
     return use.command or ""  # the same command is the same text
 
 
-def _exact_strings_of_call(
-    use: ToolUse, shown: Shown, order: int, *, urls: bool, ids: bool
-) -> list[Entry]:
+def _exact_strings_of_call(use: ToolUse, shown: Shown, order: int, *, ids: bool) -> list[Entry]:
     """URLs and identifiers in a call's arguments (redacted: a URL may carry a password)."""
     args = use.call.arguments
     out = []
-    if urls and scan.may_hold_urls(args):
+    if scan.may_hold_urls(args):
         for url in scan.urls(args):
             clean = shown.text(url, _LINE_CHARS)
             out.append(Entry("url", clean, (clean,), _RANK["url"], order))
-    if ids and scan.may_hold_identifiers(args):
-        out += [Entry("id", i, (i,), _RANK["id"], order) for i in scan.identifiers(args)]
+    if ids:
+        found = scan.identifiers(args[:_ARGS_ID_CHARS])
+        out += [Entry("id", i, (i,), _RANK["id"], order) for i in found]
     return out
 
 
@@ -223,17 +229,22 @@ def _user_entries(text: str, order: int, rules: Container[tuple[int, str]]) -> l
         for p in text_paths(stripped[:20_000])
     ]
     if len(stripped) <= _QUOTE_CHARS:
-        said = [(0, " ".join(stripped.split()))]
-    else:
-        said = list(cues.sentences(stripped[:20_000]))
-    short = len(said) == 1
-    for _, sentence in said:
-        quoted = quote(sentence, _QUOTE_CHARS)
-        needle = quoted.split("…[", 1)[0]
-        rule = (order, sentence) in rules or (short and cues.RULE.search(sentence))
-        rank = _user_rank(sentence, rule=bool(rule))
-        out.append(Entry("user", f'"{quoted}"', (needle,), rank, order))
+        said = [" ".join(stripped.split())]
+        rule = bool(cues.RULE.search(said[0]))
+        return [*out, _said(said[0], order, _user_rank(said[0], rule=rule))]
+    # A long message (a pasted task, a log) is the summary's to condense: the ledger keeps its
+    # opening sentence and the sentences that state a rule or a fact.
+    for i, (_, sentence) in enumerate(cues.sentences(stripped[:20_000])):
+        if (order, sentence) in rules or _HAS_FACT.search(sentence):
+            out.append(_said(sentence, order, _RANK["user_rule"]))
+        elif i == 0:
+            out.append(_said(sentence, order, _user_rank(sentence, rule=False)))
     return out
+
+
+def _said(sentence: str, order: int, rank: int) -> Entry:
+    quoted = quote(sentence, _QUOTE_CHARS)
+    return Entry("user", f'"{quoted}"', (quoted.split("…[", 1)[0],), rank, order)
 
 
 def _user_rank(sentence: str, *, rule: bool) -> int:
@@ -263,11 +274,12 @@ def _latest_of_each(said: Sequence[Said]) -> list[Said]:
 _HAS_FACT = re.compile(r"\d|@|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
 
 
-def _exact_strings(texts: Sequence[tuple[int, str]]) -> list[Entry]:
-    """URLs and identifiers in the texts, each at the place of the text it is in. Which texts
-    may hold an identifier is decided for all of them at once (most hold none)."""
+def _exact_strings(texts: Sequence[tuple[int, str]], *, ids: bool) -> list[Entry]:
+    """URLs (and identifiers, with ``ids``) in the texts, each at the place of the text it is
+    in. Which texts may hold an identifier is decided for all of them at once."""
     out = []
-    for i in sorted(scan.texts_with_identifiers([text for _, text in texts])):
+    with_ids = scan.texts_with_identifiers([text for _, text in texts]) if ids else set()
+    for i in sorted(with_ids):
         order, text = texts[i]
         out += [Entry("id", v, (v,), _RANK["id"], order) for v in scan.identifiers(text)]
     for order, text in texts:

@@ -10,6 +10,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
+from typing import AnyStr
 
 # ---------------------------------------------------------------------------------------------
 # URLs and identifiers
@@ -99,12 +100,26 @@ def texts_with_identifiers(texts: Sequence[str]) -> set[int]:
     found: set[int] = set()
     if "#" in joined:
         starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
-        found |= {bisect_right(starts, m.start()) - 1 for m in _HASH_DIGIT.finditer(joined)}
+        found |= _owners(_HASH_DIGIT, joined, starts)
     shape = joined.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)
     if _SHORT_SHA_SHAPE in shape:
         byte_starts = list(accumulate((_utf8_len(t) + 1 for t in texts[:-1]), initial=0))
-        found |= {bisect_right(byte_starts, m.start()) - 1 for m in _HEX_RUN.finditer(shape)}
+        found |= _owners(_HEX_RUN, shape, byte_starts)
     return found
+
+
+def _owners(
+    pattern: re.Pattern[AnyStr], joined: AnyStr, starts: Sequence[int]
+) -> set[int]:
+    """The texts (by their start in ``joined``) holding a match: after one, the rest of that
+    text is skipped."""
+    owners: set[int] = set()
+    pos = 0
+    while (m := pattern.search(joined, pos)) is not None:
+        i = bisect_right(starts, m.start()) - 1
+        owners.add(i)
+        pos = starts[i + 1] if i + 1 < len(starts) else len(joined)
+    return owners
 
 
 def _utf8_len(text: str) -> int:

@@ -51,13 +51,19 @@ class NeedleScreen:
                 if not needle:
                     raise ValueError(f"group {i} has an empty needle")
                 owners.setdefault(needle, set()).add(i)
-        self._needles = Needles(list(owners))
-        self._owners = tuple(tuple(sorted(ids)) for ids in owners.values())
+        # A one-character needle ("?", ".") is asked with ``in`` (a memchr): in the automaton
+        # every occurrence would be a match to hand back, thousands in a long text.
+        self._chars = tuple((n, tuple(sorted(ids))) for n, ids in owners.items() if len(n) == 1)
+        longer = [n for n in owners if len(n) > 1]
+        self._needles = Needles(longer) if longer else None
+        self._owners = tuple(tuple(sorted(owners[n])) for n in longer)
 
     def present(self, text: str) -> list[int]:
-        found = self._needles.found(text)
-        if not found:
+        groups = [ids for char, ids in self._chars if char in text]
+        if self._needles is not None:
+            groups += [self._owners[i] for i in self._needles.found(text)]
+        if not groups:
             return []
-        if len(found) == 1:
-            return list(self._owners[found.pop()])
-        return sorted({group for i in found for group in self._owners[i]})
+        if len(groups) == 1:
+            return list(groups[0])
+        return sorted({group for ids in groups for group in ids})

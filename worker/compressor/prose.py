@@ -73,6 +73,8 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             continue
         if not msg.tool_calls:
             replies.append(Said(at, text))
+        elif len(text) < _MIN_DECISION_CHARS:
+            continue  # "Let me look.": nothing decided or blocked in so few words
         found = cues.ASSISTANT.scan(head.lower())
         for start, sentence in _sentences_at(head, sorted({*found["reason"], *found["weak"]})):
             if len(sentence) < _MIN_DECISION_CHARS:

@@ -339,8 +339,11 @@ def _request(
         chunk_index=index,
         chunk_count=count,
         room_tokens=job.room_tokens,
-        uses=_uses_of(turns, job) if turns is not None else None,
-        prose=job.prose.within({t.at for t in turns}) if turns is not None else None,
+        # Only a rule-based summarizer reads these; an LLM reads the prompt.
+        uses=_uses_of(turns, job) if turns is not None and not job.summarizer.is_llm else None,
+        prose=job.prose.within({t.at for t in turns})
+        if turns is not None and not job.summarizer.is_llm
+        else None,
     )
 
 

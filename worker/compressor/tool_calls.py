@@ -115,14 +115,20 @@ _PATCH_KEYS = ("input", "patch", "diff", "content")
 _PATCH_START = "*** Begin Patch"
 
 
-def read_call(name: str, arguments: str, args: Mapping[str, Any]) -> CallFacts:
-    """What a call asks for; ``args`` is ``arguments`` parsed ({} when not a JSON object)."""
+def read_call(
+    name: str, arguments: str, args: Mapping[str, Any], *, light: bool = False
+) -> CallFacts:
+    """What a call asks for; ``args`` is ``arguments`` parsed ({} when not a JSON object).
+    ``light``: its kind and shell command only (enough to tell a later success)."""
     key = normalized(name)
     kind = _NAMES.get(key)
     if key in _EDITORS:
         kind = _EDITOR_COMMANDS.get(str(args.get("command", "")), "edit")
     if kind is None:
         kind = _kind_from_arguments(args, arguments)
+    if light:
+        command = shell_command(args) if kind == "shell" and args else None
+        return CallFacts(name, kind, command=command)
     reader = _READERS.get(kind, _read_other)
     return reader(name, arguments, args, kind)
 

@@ -47,7 +47,7 @@ def _enveloped(text: str, *, shell: bool) -> ResultFacts:
     start = _lead(text)
     first = text[start : start + 1]
     if first == "<" and _TAGGED_CODE.search(text, start, start + 400):
-        return _tagged(text.strip())
+        return _tagged(text, start)
     if first == "{":
         found = _json_result(text.strip(), shell=shell)
         if found is not None:
@@ -125,26 +125,32 @@ _TAGGED_CODE = re.compile(r"<(?:returncode|exit_code)>\s*(-?\d{1,5})\s*</(?:retu
 _BODY_TAGS = ("output", "output_head", "elided_chars", "output_tail", "stdout", "stderr")
 
 
-def _tagged(text: str) -> ResultFacts:
-    m = _TAGGED_CODE.search(text, 0, 400)
+def _tagged(text: str, start: int = 0) -> ResultFacts:
+    """``text`` from ``start`` on (white space before it skipped): tags, then the body."""
+    m = _TAGGED_CODE.search(text, start, start + 400)
     code = int(m.group(1)) if m else None
-    at = m.end() if m else 0
+    at = m.end() if m else start
+    output = text.find("<output>", at)
+    if output >= 0 and "<output_head>" not in text[at:output]:
+        # The common shape: one <output> block, taken without copying more than the body.
+        body_start = output + len("<output>")
+        end = text.rfind("</output>", body_start)
+        body = text[body_start : end if end >= 0 else len(text)].strip("\n")
+        return ResultFacts(body, code, bool(code))
     pieces: list[str] = []
     note = None
     for tag in _BODY_TAGS:
-        start = text.find(f"<{tag}>", at)
-        if start < 0:
+        found = text.find(f"<{tag}>", at)
+        if found < 0:
             continue
-        start += len(tag) + 2
-        end = text.rfind(f"</{tag}>", start)
-        value = text[start : end if end >= 0 else len(text)].strip("\n")
+        found += len(tag) + 2
+        end = text.rfind(f"</{tag}>", found)
+        value = text[found : end if end >= 0 else len(text)].strip("\n")
         if tag == "elided_chars":
             note = value.strip()
             pieces.append(f"…[{note}]…")
         else:
             pieces.append(value)
-        if tag == "output" and "<output_head>" not in text:
-            break  # a short output: one part
     if not pieces:
         pieces.append(text[at:].strip("\n"))
     return ResultFacts("\n".join(pieces), code, bool(code), note)

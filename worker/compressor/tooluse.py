@@ -103,7 +103,7 @@ def read_tool_uses(msgs: Sequence[Message], *, errors_before: int | None = None)
         if msg.tool_calls:
             for call in msg.tool_calls:
                 pending[call.id] = (i, call)
-                uses[id(call)] = _unanswered(call, i, parse)
+                uses[id(call)] = _unanswered(call, i, parse, light=i >= limit)
         elif msg.role == "tool" and msg.tool_call_id in pending:
             # A result answers the newest call before it with its id: ids are only unique
             # within one turn for providers that number every turn's calls afresh.
@@ -114,13 +114,14 @@ def read_tool_uses(msgs: Sequence[Message], *, errors_before: int | None = None)
     return Reading(ordered, by_result, uses)
 
 
-def _unanswered(call: ToolCall, index: int, parse: _ArgumentCache) -> ToolUse:
-    args, facts = parse.facts(call.name, call.arguments)
+def _unanswered(call: ToolCall, index: int, parse: _ArgumentCache, *, light: bool) -> ToolUse:
+    args, facts = parse.facts(call.name, call.arguments, light=light)
     return ToolUse(call, facts, args, index, None, None, (), 0, 0)
 
 
 def _answered(use: ToolUse, index: int, msg: Message, *, scan: bool) -> ToolUse:
-    text = content_text(msg.content)
+    content = msg.content
+    text = content if type(content) is str else content_text(content)
     result = read_result(text, shell=use.kind in _RUNS)
     if result.exit_code == 1 and _views_only(use.facts):
         # grep and rg found nothing, diff found a difference, test said false: no failure
@@ -128,8 +129,9 @@ def _answered(use: ToolUse, index: int, msg: Message, *, scan: bool) -> ToolUse:
     errors = tuple(_errors_of(use.facts, result)) if scan else ()
     # Code cells, and some agents' shells, report no exit code: an error is how they fail.
     if (
-        use.kind in _RUNS
-        and result.exit_code is None
+        result.exit_code is None
+        and errors
+        and use.kind in _RUNS
         and not result.failed
         and any(e.specific for e in errors)
         and not _views_only(use.facts)
@@ -144,7 +146,7 @@ def _answered(use: ToolUse, index: int, msg: Message, *, scan: bool) -> ToolUse:
         result,
         errors,
         len(text),
-        image_count(msg.content),
+        0 if type(content) is str else image_count(content),
     )
 
 
@@ -198,13 +200,19 @@ class _ArgumentCache:
         self._values: dict[str, Mapping[str, Any]] = {}
         self._facts: dict[tuple[str, str], tuple[Mapping[str, Any], CallFacts]] = {}
 
-    def facts(self, name: str, arguments: str) -> tuple[Mapping[str, Any], CallFacts]:
-        """A call's parsed arguments and what it asks for (agents repeat calls verbatim)."""
+    def facts(
+        self, name: str, arguments: str, *, light: bool = False
+    ) -> tuple[Mapping[str, Any], CallFacts]:
+        """A call's parsed arguments and what it asks for (agents repeat calls verbatim).
+        ``light``: its kind and command only (a call in the verbatim tail)."""
         key = (name, arguments)
         known = self._facts.get(key)
         if known is None:
             args = self.mapping(arguments)
-            known = self._facts[key] = (args, read_call(name, arguments, args))
+            facts = read_call(name, arguments, args, light=light)
+            if light:
+                return args, facts
+            known = self._facts[key] = (args, facts)
         return known
 
     def mapping(self, arguments: str) -> Mapping[str, Any]:
@@ -228,19 +236,24 @@ class _ArgumentCache:
 
 
 class Shown:
-    """Redacted, cut renderings of tool use; one per compaction (it caches redactions)."""
+    """Cut renderings of tool use, redacted piece by piece; one per compaction (it caches
+    redactions). ``redacting=False`` leaves redaction to a caller that redacts what it builds
+    as a whole (fewer, larger passes); every cut here keeps whole words, so that stays safe."""
 
-    __slots__ = ("_memo", "redactions")
+    __slots__ = ("_memo", "redacting", "redactions")
 
-    def __init__(self) -> None:
+    def __init__(self, *, redacting: bool = True) -> None:
         self._memo: dict[str, str] = {}
         self.redactions = 0  # secrets replaced in what was shown
+        self.redacting = redacting
 
     @classmethod
     def new(cls) -> Shown:
         return cls()
 
     def redact(self, text: str) -> str:
+        if not self.redacting:
+            return text
         clean = self._memo.get(text)
         if clean is None:
             red = redact_text(text)

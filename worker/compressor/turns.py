@@ -79,6 +79,9 @@ def build_turns(
                 real, reading.by_result.get(index), newer.get(index), shown, config
             )
             if shown_result is not None:
+                if not shown.redacting:
+                    shown_result, count = redact_turn(shown_result, redact)
+                    redactions += count
                 turns.append(Turn(shown_result, index != window.lifted, None, index))
                 dedup += index in newer
                 results += index not in newer
@@ -97,12 +100,13 @@ def build_turns(
 def _shown_result(
     msg: Message, use: ToolUse | None, newer: str | None, shown: Shown, config: CompressConfig
 ) -> Message | None:
-    """A tool result as the summarizer reads it, redacted: its account, then what matters of
-    its body. None for a result shown as it is (short, or without its call)."""
+    """A tool result as the summarizer reads it: its account, then what matters of its body
+    (redacted when ``shown`` redacts). None for a result shown as it is (short, or without its
+    call)."""
     text = content_text(msg.content)
     if use is None or (len(text) < config.prune_min_chars and newer is None):
         return None
-    account = shown.one_liner(use)  # redacted already
+    account = shown.one_liner(use)
     if newer is not None:
         return msg.with_content(f"{account}\n{duplicate_note(newer)}")
     room = config.serialize_result_chars if use.errors else config.serialize_ok_result_chars
