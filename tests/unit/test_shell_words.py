@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tests.data import real_transcripts
 from worker.compressor.messages import parse_messages
 from worker.compressor.shell_words import shell_tokens
+from worker.compressor import paths
 from worker.compressor.tool_calls import shell_command
 
 
@@ -70,3 +71,11 @@ def test_splits_every_real_command_line_as_shlex_does() -> None:
     ]
     assert len(lines) > 10_000
     assert [shell_tokens(line) for line in lines] == [shlex_tokens(line) for line in lines]
+
+
+@given(st.one_of(special, shaped, st.text(max_size=40)))
+def test_the_quick_tokenizer_agrees_with_the_full_one(line: str) -> None:
+    # Lines without quoting are split by a plain pattern; a here-document's quoted delimiter
+    # is unquoted first (its operand is never read as a file).
+    unquoted = paths._HEREDOC.sub("<< EOF", line)
+    assert paths._tokens(line) == shell_tokens(unquoted)

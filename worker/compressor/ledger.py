@@ -13,7 +13,7 @@ summary, ``complete_summary`` appends only the entries the summary left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, TypeAlias
 
@@ -54,7 +54,7 @@ _LABELS: dict[Kind, str] = {
 HEADING = "## Artifact Ledger"
 _INTRO = "Exact strings from the summarized turns that the summary above does not contain:"
 _QUOTE_CHARS = 320  # one user sentence or decision, quoted
-_ARGS_ID_CHARS = 500  # of a call's arguments, read for identifiers
+_ARGS_ID_CHARS = 200  # of a call's arguments, read for identifiers
 _LINE_CHARS = 500  # an error line, a path, a URL (kubectl's and the JVM's run long)
 
 
@@ -208,7 +208,9 @@ def _exact_strings_of_call(use: ToolUse, shown: Shown, order: int, *, ids: bool)
 
 def _from_prose(prose: Prose) -> list[Entry]:
     out: list[Entry] = []
-    rules = {(said.at, said.text) for said in prose.rules}
+    rules: dict[int, list[str]] = {}
+    for said in prose.rules:
+        rules.setdefault(said.at, []).append(said.text)
     for said in _latest_of_each(prose.asks):
         out += _user_entries(said.text, said.at, rules)
     for said in prose.decisions:
@@ -219,10 +221,10 @@ def _from_prose(prose: Prose) -> list[Entry]:
     return out
 
 
-def _user_entries(text: str, order: int, rules: Container[tuple[int, str]]) -> list[Entry]:
-    """What the user said: a short message whole, a long one sentence by sentence (rules and
-    facts first); and the files they named. ``rules``: (message index, sentence) of the
-    sentences the prose reader found a rule in."""
+def _user_entries(text: str, order: int, rules: Mapping[int, list[str]]) -> list[Entry]:
+    """What the user said: a short message whole; of a long one its opening, its rules and
+    the sentences that name something; and the files they named. ``rules``: by message index,
+    the sentences the prose reader found a rule in."""
     stripped = text.strip()
     out = [
         Entry("user_file", p, (p,), _RANK["user_file"], order)
@@ -233,13 +235,21 @@ def _user_entries(text: str, order: int, rules: Container[tuple[int, str]]) -> l
         rule = bool(cues.RULE.search(said[0]))
         return [*out, _said(said[0], order, _user_rank(said[0], rule=rule))]
     # A long message (a pasted task, a log) is the summary's to condense: the ledger keeps its
-    # opening sentence and the sentences that state a rule or a fact.
-    for i, (_, sentence) in enumerate(cues.sentences(stripped[:20_000])):
-        if (order, sentence) in rules or _HAS_FACT.search(sentence):
-            out.append(_said(sentence, order, _RANK["user_rule"]))
-        elif i == 0:
-            out.append(_said(sentence, order, _user_rank(sentence, rule=False)))
+    # opening sentence and the sentences that state a rule or name someone or something.
+    first = next(cues.sentences(stripped[:20_000]), None)
+    if first is not None:
+        out.append(_said(first[1], order, _user_rank(first[1], rule=False)))
+    kept = [*rules.get(order, ()), *(s for _, s in _named_facts(stripped))]
+    out += [_said(sentence, order, _RANK["user_rule"]) for sentence in dict.fromkeys(kept)]
     return out
+
+
+def _named_facts(text: str) -> list[tuple[int, str]]:
+    """Sentences of a long message that name an address or a person (digits alone do not
+    count there: a pasted log or task is full of them)."""
+    head = text[:20_000]
+    offsets = [m.start() for m in _NAMED.finditer(head)]
+    return [hit for at in offsets if (hit := cues.sentence_at(head, at)) is not None]
 
 
 def _said(sentence: str, order: int, rank: int) -> Entry:
@@ -272,6 +282,7 @@ def _latest_of_each(said: Sequence[Said]) -> list[Said]:
 
 # Digits, an e-mail, two capitalised words in a row (a name): a fact worth keeping.
 _HAS_FACT = re.compile(r"\d|@|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+_NAMED = re.compile(r"\S@\S|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
 
 
 def _exact_strings(texts: Sequence[tuple[int, str]], *, ids: bool) -> list[Entry]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 
+from worker.compressor.needle_screen import Needles
 from worker.compressor.shell_words import shell_tokens
 
 # Argument keys that hold a path (or a list of paths), in every agent we read.
@@ -169,7 +171,11 @@ _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w]*)\1")
 _WRITERS = frozenset(
     {"sed", "gsed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln"}
 )
-_WRITER_HINTS = ("sed", "perl", "tee", "touch", "trunc", "cp ", "mv ", "install", "ln ")
+_WRITER_HINTS = frozenset({"sed", "perl", "tee", "touch", "trunc", "cp ", "mv ", "install", "ln "})
+_NODE_HINTS = frozenset({"writeFile", "appendFile", "createWriteStream"})
+_SCRIPT_HINTS = frozenset({"Path(", "open(", *_NODE_HINTS})
+# Every substring the writing rules start from, found in one pass over a command.
+_HINTS = Needles(sorted({"apply_patch", "*** Begin Patch", *_SCRIPT_HINTS, *_WRITER_HINTS}))
 _IN_PLACE_ONLY = frozenset({"sed", "gsed", "perl"})
 _COMMAND_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "-"})
@@ -181,22 +187,38 @@ def shell_written_files(command: str) -> list[str]:
     """Files a shell command writes: redirections, ``sed -i``, ``tee``, ``touch``, ``cp``/``mv``,
     a patch applied through the shell (``apply_patch <<'EOF' ...``) and a script it runs that
     writes a file (``python3 - <<'PY' ... Path('x').write_text(...)``)."""
+    hints = {_HINTS.needles[i] for i, _, _ in _HINTS.matches(command)}  # one pass, not twenty
     found: list[str] = []
-    if "apply_patch" in command or "*** Begin Patch" in command:
+    if "apply_patch" in hints or "*** Begin Patch" in hints:
         found += patch_files(command)
-    found += script_written_files(command)
-    if ">" not in command and not any(w in command for w in _WRITER_HINTS):
-        return found  # most commands: decided by a few substring tests
+    if not hints.isdisjoint(_SCRIPT_HINTS):
+        found += script_written_files(command, hints)
+    if ">" not in command and hints.isdisjoint(_WRITER_HINTS):
+        return found  # most commands write nothing
     for line in _without_heredoc_bodies(command):
         if not _may_write(line):
             continue  # tokenizing is slow; most lines write nothing
-        tokens = shell_tokens(line)
+        tokens = _tokens(line)
         if tokens is None:
             continue  # an unbalanced quote: a multi-line string, not something to parse
         for words, targets in _simple_commands(tokens):
             found.extend(targets)
             found.extend(_files_written_by(words))
     return _unique(f for f in found if f not in _NOT_FILES and _WRITTEN_RE.fullmatch(f))
+
+
+_PLAIN_TOKEN = re.compile(r"[();<>|&]+|[^ \t\r\n();<>|&]+")
+_QUOTING = frozenset("'\"\\#`")
+
+
+def _tokens(line: str) -> list[str] | None:
+    """``shell_tokens(line)``, without its quote-aware tokenizer when nothing needs it: a
+    here-document's quoted delimiter is all the quoting most writing lines hold."""
+    if "<<" in line:
+        line = _HEREDOC.sub("<< EOF", line)  # its operand is skipped: only its quotes go
+    if _QUOTING.isdisjoint(line):
+        return _PLAIN_TOKEN.findall(line)
+    return shell_tokens(line)
 
 
 def _may_write(line: str) -> bool:
@@ -219,35 +241,42 @@ _PY_OPEN = re.compile(rf"open\(\s*{_QUOTED}\s*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wa
 _NODE_WRITE = re.compile(
     rf"\b(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream)\(\s*{_QUOTED}"
 )
+_PATH_WRITES = (
+    "write_text(",
+    "write_bytes(",
+    *(f"open({q}{mode}" for q in "'\"" for mode in "wax"),
+)
 _PY_PATH = re.compile(rf"Path\(\s*{_QUOTED}\s*\)")
 _ASSIGNED_TO = re.compile(r"(\w+)\s*=\s*(?:pathlib\.)?\Z")
 
 
-def script_written_files(code: str) -> list[str]:
+def script_written_files(code: str, hints: AbstractSet[str] | None = None) -> list[str]:
     """Files a Python or Node script writes: ``Path('x').write_text``, ``p = Path('x')`` then
     ``p.write_text``, ``open('x', 'w')``, ``fs.writeFileSync('x', ...)``.
 
-    Each pattern runs only on code that holds its literal part: most commands hold none.
+    Each pattern runs only on code that holds its literal part (``hints``: those ``_HINTS``
+    found, when the caller has looked already): most commands hold none.
     """
+    if hints is None:
+        hints = {_HINTS.needles[i] for i, _, _ in _HINTS.matches(code)}
     found: list[str] = []
-    if "Path(" in code and "write" in code:
+    if "Path(" in hints and "write" in code:
         found += [m.group("path") for m in _PY_DIRECT.finditer(code)]
         for m in _PY_PATH.finditer(code):  # p = Path('x') ... p.write_text(...)
             line_start = code.rfind("\n", 0, m.start()) + 1
             var = _ASSIGNED_TO.search(code, line_start, m.start())
             if var is None:
                 continue
-            name = re.escape(var.group(1))
-            writes = rf"\b{name}\.(?:write_text|write_bytes)\(|\b{name}\.open\(\s*['\"][wax]"
-            if re.search(writes, code):
+            name = var.group(1)
+            if any(f"{name}.{call}" in code for call in _PATH_WRITES):
                 found.append(m.group("path"))
-    if "open(" in code:
+    if "open(" in hints:
         found += [
             m.group("path")
             for m in _PY_OPEN.finditer(code)
             if m.start() == 0 or not (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_.")
         ]
-    if "writeFile" in code or "appendFile" in code or "createWriteStream" in code:
+    if not hints.isdisjoint(_NODE_HINTS):
         found += [m.group("path") for m in _NODE_WRITE.finditer(code)]
     return _unique(f for f in found if _WRITTEN_RE.fullmatch(f) and f not in _NOT_FILES)
 

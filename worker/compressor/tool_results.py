@@ -77,6 +77,7 @@ _UNTRUSTED = re.compile(
     re.DOTALL,
 )
 _PERSISTED = re.compile(r"<persisted-output>\n?(?P<inner>.*?)\n?</persisted-output>", re.DOTALL)
+_WRAPPERS = re.compile(r"<(?:system-reminder|persisted-output)>")
 _TOOL_USE_ERROR = re.compile(r"\s*<tool_use_error>(?P<inner>.*?)</tool_use_error>\s*\Z", re.DOTALL)
 # OpenHands: an error observation's trailer, and the SDK's header block before an error.
 _ERROR_TRAILER = "\n[Error occurred in processing last action]"
@@ -85,14 +86,15 @@ _ERROR_HEADER = "[An error occurred during execution.]"
 
 def _unwrapped(text: str) -> tuple[str, str | None]:
     """The result without the blocks an agent wraps it in, and the error a wrapper reports."""
-    if "<system-reminder>" in text:
+    wrapper = _WRAPPERS.search(text)  # one pass over the text for both blocks
+    if wrapper is not None and "<system-reminder>" in text:
         text = _REMINDER.sub("\n", text)
     if text.startswith("<untrusted_tool_result"):
         m = _UNTRUSTED.match(text)
         text = m.group("inner") if m else text
-    if "<persisted-output>" in text:
+    if wrapper is not None and "<persisted-output>" in text:
         text = _PERSISTED.sub(lambda m: m.group("inner"), text)
-    if text.lstrip().startswith("<tool_use_error>"):
+    if text.startswith("<tool_use_error>", _lead(text)):
         m = _TOOL_USE_ERROR.match(text)
         if m:
             inner = m.group("inner").strip()
