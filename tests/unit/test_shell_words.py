@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.data import real_transcripts
+from worker.compressor import paths
 from worker.compressor.messages import parse_messages
 from worker.compressor.shell_words import shell_tokens
-from worker.compressor import paths
 from worker.compressor.tool_calls import shell_command
 
 

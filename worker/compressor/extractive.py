@@ -192,8 +192,12 @@ class _Room:
         keep = self._pick(texts, limit, lambda i: size(i) + 1, first=important)
         shown = [texts[i] for i in sorted(keep)]
         if len(keep) < len(items):
-            left_out = [items[i][0] for i in range(len(items)) if i not in keep]
-            shown.insert(0, f"(actions {_ranges(left_out)} left out for length)")
+            first, last = items[0][0], items[-1][0]
+            shown.insert(
+                0,
+                f"({len(items) - len(keep)} of actions {first}-{last} left out for length; "
+                "failures and writes are kept first)",
+            )
         text = "\n".join(shown)
         self.take(text)
         return text
@@ -400,20 +404,6 @@ def _bullets_of(text: str | None) -> list[str]:
         and line.strip() not in ("None.", _NOT_EXTRACTED)
         and not line.strip().endswith("left out for length)")
     ]
-
-
-def _ranges(numbers: Sequence[int]) -> str:
-    """``1-4, 7, 9-12``."""
-    out: list[str] = []
-    start = prev = numbers[0]
-    for n in [*numbers[1:], None]:
-        if n is not None and n == prev + 1:
-            prev = n
-            continue
-        out.append(f"{start}-{prev}" if prev != start else str(start))
-        if n is not None:
-            start = prev = n
-    return ", ".join(out)
 
 
 def _unique(items: Iterable[str]) -> list[str]:

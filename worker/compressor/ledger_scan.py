@@ -108,9 +108,7 @@ def texts_with_identifiers(texts: Sequence[str]) -> set[int]:
     return found
 
 
-def _owners(
-    pattern: re.Pattern[AnyStr], joined: AnyStr, starts: Sequence[int]
-) -> set[int]:
+def _owners(pattern: re.Pattern[AnyStr], joined: AnyStr, starts: Sequence[int]) -> set[int]:
     """The texts (by their start in ``joined``) holding a match: after one, the rest of that
     text is skipped."""
     owners: set[int] = set()

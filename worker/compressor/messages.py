@@ -130,36 +130,6 @@ def tool_result(call_id: str, text: str, name: str | None = None) -> Message:
     return Message(role="tool", content=text, tool_call_id=call_id, name=name)
 
 
-def answered_calls(msgs: Sequence[Message]) -> list[ToolCall | None]:
-    """For each message, the tool call it answers: None for all but tool results (and results
-    whose call is not in ``msgs``).
-
-    A result answers the newest call before it that has its id. Ids are only unique within one
-    assistant message: some providers and gateways number the calls of every turn afresh
-    (``call_0``, or ``0``), so a transcript-wide map of ids would pair old results with the
-    newest call of that id.
-    """
-    latest: dict[str, ToolCall] = {}
-    out: list[ToolCall | None] = []
-    for msg in msgs:
-        if msg.tool_calls:
-            for call in msg.tool_calls:
-                latest[call.id] = call
-        call_id = msg.tool_call_id
-        out.append(latest.get(call_id) if call_id is not None and msg.role == "tool" else None)
-    return out
-
-
-def result_texts(msgs: Sequence[Message]) -> dict[int, str]:
-    """The text of each call's result, by ``id()`` of the ``ToolCall`` in ``msgs`` (the newest
-    result when a call has several)."""
-    return {
-        id(call): msg.text()
-        for msg, call in zip(msgs, answered_calls(msgs), strict=True)
-        if call is not None
-    }
-
-
 # ---------------------------------------------------------------------------------------------
 # wire format -> Message
 

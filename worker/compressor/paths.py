@@ -166,12 +166,18 @@ def _is_path_token(token: str, *, prose: bool) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Files written by shell commands
 
+_FEEDS_PROGRAM = re.compile(
+    r"\b(?:python[\d.]*|node|deno|bun|ruby|perl|php|apply_patch|bash|sh|zsh)\b[^\n]*<<"
+    r"|<<[^\n]*\|\s*(?:python[\d.]*|node|ruby|perl|apply_patch|bash|sh)\b"
+)
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w]*)\1")
 # Words of the commands that write files; a line holding none of them (nor a ">") writes none.
 _WRITERS = frozenset(
     {"sed", "gsed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln"}
 )
-_WRITER_HINTS = frozenset({"sed", "perl", "tee", "touch", "trunc", "cp ", "mv ", "install", "ln "})
+# sed and perl write only in place (-i); the others by name. Spaces keep the hints specific
+# ("sed" alone is in every "used"; a match list that long costs what the hints save).
+_WRITER_HINTS = frozenset({"-i", "tee ", "touch ", "truncate ", "cp ", "mv ", "install ", "ln "})
 _NODE_HINTS = frozenset({"writeFile", "appendFile", "createWriteStream"})
 _SCRIPT_HINTS = frozenset({"Path(", "open(", *_NODE_HINTS})
 # Every substring the writing rules start from, found in one pass over a command.
@@ -187,15 +193,21 @@ def shell_written_files(command: str) -> list[str]:
     """Files a shell command writes: redirections, ``sed -i``, ``tee``, ``touch``, ``cp``/``mv``,
     a patch applied through the shell (``apply_patch <<'EOF' ...``) and a script it runs that
     writes a file (``python3 - <<'PY' ... Path('x').write_text(...)``)."""
-    hints = {_HINTS.needles[i] for i, _, _ in _HINTS.matches(command)}  # one pass, not twenty
+    lines = _without_heredoc_bodies(command) if "<<" in command else None
+    # A here-document's body is data (a file being written) unless the command feeds it to a
+    # program that runs it (python, node, apply_patch): only then is the body read for hints.
+    outside = command if lines is None else "\n".join(lines)
+    if outside is not command and _FEEDS_PROGRAM.search(outside):
+        outside = command
+    hints = {_HINTS.needles[i] for i, _, _ in _HINTS.matches(outside)}  # one pass, not twenty
     found: list[str] = []
     if "apply_patch" in hints or "*** Begin Patch" in hints:
         found += patch_files(command)
     if not hints.isdisjoint(_SCRIPT_HINTS):
         found += script_written_files(command, hints)
-    if ">" not in command and hints.isdisjoint(_WRITER_HINTS):
+    if ">" not in outside and hints.isdisjoint(_WRITER_HINTS):
         return found  # most commands write nothing
-    for line in _without_heredoc_bodies(command):
+    for line in command.split("\n") if lines is None else lines:
         if not _may_write(line):
             continue  # tokenizing is slow; most lines write nothing
         tokens = _tokens(line)

@@ -76,6 +76,7 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
         elif len(text) < _MIN_DECISION_CHARS:
             continue  # "Let me look.": nothing decided or blocked in so few words
         found = cues.ASSISTANT.scan(head.lower())
+        decided: set[str] = set()  # a decision that names an obstacle is still a decision
         for start, sentence in _sentences_at(head, sorted({*found["reason"], *found["weak"]})):
             if len(sentence) < _MIN_DECISION_CHARS:
                 continue
@@ -87,7 +88,10 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             )
             if weight >= _DECISION_WEIGHT:
                 decisions.append(Said(at, sentence, weight))
-        blockers += [Said(at, s) for _, s in _sentences_at(head, found["blocker"])]
+                decided.add(sentence)
+        blockers += [
+            Said(at, s) for _, s in _sentences_at(head, found["blocker"]) if s not in decided
+        ]
     return Prose(tuple(asks), tuple(rules), tuple(decisions), tuple(blockers), tuple(replies))
 
 
