@@ -15,11 +15,14 @@ from worker.compressor.assemble import (
 )
 from worker.compressor.boundaries import Budget, Split, latest_real, plan_split, shrink_head
 from worker.compressor.config import CompressConfig
-from worker.compressor.cuts import bytes_for, estimated_tokens
+from worker.compressor.cuts import bytes_for
 from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
 from worker.compressor.ledger import Ledger, complete_summary, extract_ledger
 from worker.compressor.markers import (
+    END_MARKER,
     FIXED_SUMMARY_PARTS,
+    SUMMARY_PREFIX,
+    SYSTEM_NOTE,
     SUMMARY_SEPARATOR,
     is_summary,
     neutralize_tags,
@@ -144,7 +147,7 @@ def _summarize_window(
             counter=job.counter,
             today=job.today,
             focus_topic=focus.text or None,
-            budget_tokens=summary_budget(sum(counts[i] for i in window.removed), config),
+            budget_tokens=_summary_tokens(start, split, window),
             room_tokens=int(_room_tokens(start, split) * _EXTRACTIVE_ROOM_SHARE),
             uses=uses,
             prose=prose,
@@ -161,7 +164,7 @@ def _summarize_window(
         prose.within({t.at for t in removed}),
         reading,
         shown,
-        budget_bytes=bytes_for(_ledger_budget(start, split, folded.text)),
+        budget_bytes=bytes_for(_ledger_budget(start, split, folded.text, job.counter)),
         summary=folded.text,
     )
     facts = replace(facts, redactions=facts.redactions + shown.redactions)
@@ -173,6 +176,16 @@ def _summarize_window(
 _EXTRACTIVE_ROOM_SHARE = 0.6
 
 
+_MIN_SUMMARY_TOKENS = 256  # even a tiny window gets a summary that can say something
+
+
+def _summary_tokens(start: _Start, split: Split, window: _Window) -> int:
+    """The summary's length: ``summary_budget``, but in a small window no more than the room
+    the kept head and tail leave under the target (a 2,000-token floor is a third of 6,000)."""
+    budget = summary_budget(sum(start.counts[i] for i in window.removed), start.config)
+    return max(_MIN_SUMMARY_TOKENS, min(budget, _room_tokens(start, split)))
+
+
 def _room_tokens(start: _Start, split: Split) -> int:
     """What the compacted transcript leaves under its target once head and tail are kept."""
     config, counts = start.config, start.counts
@@ -182,11 +195,13 @@ def _room_tokens(start: _Start, split: Split) -> int:
     return int(config.context_length * config.target_ratio) - kept
 
 
-def _ledger_budget(start: _Start, split: Split, summary: str) -> int:
-    """Tokens the ledger may take: the room left under the target after the summary, within
-    [ledger_min_tokens, ledger_max_ratio of the window]."""
+def _ledger_budget(start: _Start, split: Split, summary: str, counter: TokenCounter) -> int:
+    """Tokens the ledger may take: the room left under the target after the summary (counted
+    exactly, with the text we put around it), within [ledger_min_tokens, ledger_max_ratio of
+    the window]."""
     config = start.config
-    room = _room_tokens(start, split) - estimated_tokens(summary)
+    around = sum(counter.count_fixed(t) for t in (SUMMARY_PREFIX, END_MARKER, SYSTEM_NOTE))
+    room = _room_tokens(start, split) - counter.count_text(summary) - around
     ceiling = int(config.context_length * config.ledger_max_ratio)
     floor = min(config.ledger_min_tokens, ceiling // 8)  # a small window keeps near its target
     return max(floor, min(room, ceiling))
