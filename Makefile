@@ -45,9 +45,12 @@ format: install
 typecheck: install
 	$(BIN)/mypy
 
-# Ours against Hermes' ContextCompressor; the first run also makes bench/.hermes-venv (1-2 min).
+# Ours against Hermes' ContextCompressor: speed, then what survives compaction (the dev corpus and
+# the held-out one); the first run also makes bench/.hermes-venv (1-2 min).
 bench: install
 	$(BIN)/python -m bench.compress_vs_hermes $(BENCH_ARGS)
+	$(BIN)/python -m bench.retention.run $(RETENTION_ARGS)
+	$(BIN)/python -m bench.retention.run --corpus heldout $(RETENTION_ARGS)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis

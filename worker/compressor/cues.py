@@ -177,10 +177,11 @@ EXPLORE = Cue(
 
 # What marks something still in the way.
 BLOCKER = Cue(
-    "blocked blocker cannot can't unable waiting_for stuck still_failing not_possible",
-    "bloqueado bloqueada no_puedo no_se_puede esperando impossible blockiert kann_nicht "
-    "bloccato non_posso заблокирован не_могу",
-    "阻塞 卡住 无法 不能 等待 ブロック できない",
+    "blocked blocker i_can't i_cannot we_can't we_cannot unable_to waiting_for stuck "
+    "still_failing still_fails",
+    "bloqueado bloqueada no_puedo no_podemos sigue_fallando esperando_a impossible_de "
+    "blockiert ich_kann_nicht bloccato non_posso заблокирован не_могу",
+    "阻塞 卡住 无法 ブロック できない",
 )
 
 
