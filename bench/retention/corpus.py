@@ -3,6 +3,7 @@
     python -m bench.retention.corpus --write     # regenerate bench/retention/corpus/*.json.gz
     python -m bench.retention.corpus --check     # the files match what the generator makes
     python -m bench.retention.corpus --stats     # sizes and artifacts per kind and format
+    python -m bench.retention.corpus --corpus heldout --write   # the held-out corpus (below)
 
 How a session is made (all from one seeded generator per session):
 
@@ -19,6 +20,11 @@ How a session is made (all from one seeded generator per session):
    artifact's message index is where its needle first appears, and the session is checked:
    valid transcript (``bench/invariants.py``), every needle where it was planted and nowhere
    else, depths within 8-65%.
+
+Two corpora share this machinery and differ only in their content generators (a ``Content``):
+the dev corpus (``corpus/``, made by ``plants``, ``failures``, ``synth``, ``texts`` and
+``chat_texts``) and the held-out corpus (``corpus-heldout/``, made by ``heldout``), written
+separately so that a score on it is not a score on text the compressor was tuned on.
 """
 
 from __future__ import annotations
@@ -33,10 +39,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
-from typing import Any
+from typing import Any, Protocol
 
 from bench import invariants
-from bench.retention import chat_texts, plants, synth, texts
+from bench.retention import chat_texts, heldout, plants, synth, texts
 from bench.retention.events import (
     Act,
     Edit,
@@ -59,6 +65,7 @@ from bench.retention.score import collapse, message_text, result_digest
 from bench.retention.score import strings_in as score_strings
 
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
+HELDOUT_DIR = Path(__file__).resolve().parent / "corpus-heldout"
 DEPTH_RANGE = (0.10, 0.60)  # where plants are aimed
 DEPTH_LIMITS = (0.08, 0.65)  # where they must land
 
@@ -67,8 +74,9 @@ DEPTH_LIMITS = (0.08, 0.65)  # where they must land
 class Spec:
     name: str
     format: str  # a renderer: "hermes", ..., "codex_text" (codex's RENDERER_TEXT), "chat"
-    language: str  # "en", "es", "zh", or "mixed" (chat only)
+    language: str  # "en", "es", "zh", "pt", "fr", "de"; a chat's mix: "mixed", "pt+fr", "de+en"
     size: int  # target number of messages
+    corpus: str = "dev"  # whose content generators make it: "dev" or "heldout"
 
 
 AGENT_FORMATS = (
@@ -101,6 +109,31 @@ SPECS: tuple[Spec, ...] = (
     Spec("chat-2", "chat", "zh", 520),
     Spec("chat-3", "chat", "mixed", 170),
 )
+# The held-out corpus: two sessions per agent format, (size, language) each, and two chats that
+# switch languages.
+_HELDOUT = {
+    "hermes": ((190, "en"), (1150, "pt")),
+    "openhands": ((420, "de"), (1400, "en")),
+    "codex": ((160, "fr"), (880, "en")),
+    "codex_text": ((650, "en"), (1250, "es")),
+    "claude_code": ((300, "en"), (1000, "zh")),
+    "deepagents": ((540, "en"), (1450, "fr")),
+    "mini_swe_agent": ((230, "de"), (760, "pt")),
+}
+HELDOUT_SPECS: tuple[Spec, ...] = (
+    *(
+        Spec(f"{fmt}-{i + 1}", fmt, lang, size, "heldout")
+        for fmt in AGENT_FORMATS
+        for i, (size, lang) in enumerate(_HELDOUT[fmt])
+    ),
+    Spec("chat-1", "chat", "pt+fr", 640, "heldout"),
+    Spec("chat-2", "chat", "de+en", 260, "heldout"),
+)
+CORPORA: dict[str, tuple[Path, tuple[Spec, ...]]] = {
+    "dev": (CORPUS_DIR, SPECS),
+    "heldout": (HELDOUT_DIR, HELDOUT_SPECS),
+}
+
 # Which module and attribute render each format; others write all but two of them.
 RENDERERS = {
     "hermes": ("hermes", "RENDERER"),
@@ -205,21 +238,137 @@ def _visible(renderer: Renderer) -> plants.Visible:
     return visible
 
 
+# --- content -------------------------------------------------------------------------------------
+
+
+class Content(Protocol):
+    """What a corpus writes: the filler's words and tasks, and the plants. The machinery here
+    (sizing, placing, rendering, checking) is the same for every corpus."""
+
+    real_share: float  # the share of filler tasks that replay a real mini-SWE-agent session
+
+    def real_request(self, rng: Random, lang: str, task: RealTask) -> str: ...
+
+    def real_wrap_up(self, rng: Random, lang: str) -> str: ...
+
+    def synthetic_task(
+        self, rng: Random, lang: str, *, n_steps: int, file_tools: bool
+    ) -> synth.Task: ...
+
+    def nudge(self, rng: Random, lang: str) -> tuple[str, str]:
+        """The user checking in, and the agent's answer."""
+        ...
+
+    def chat_language(self, spec_language: str, current: str | None, rng: Random) -> str:
+        """The language of a chat's next topic (``current`` is None for the first)."""
+        ...
+
+    def chat_exchanges(self, lang: str, rng: Random) -> list[tuple[str, str]]:
+        """One chat topic: (user, assistant) exchanges, the first one opening it."""
+        ...
+
+    def blocked(self, rng: Random, lang: str) -> str:
+        """Added to the closing message of a task whose failure stays open."""
+        ...
+
+    def plant(
+        self,
+        group: str,
+        rng: Random,
+        *,
+        lang: str,
+        task: synth.Task,
+        used: set[str],
+        taken: Callable[[str], bool],
+        visible: plants.Visible,
+        file_tools: bool,
+        chat: bool,
+    ) -> Plant: ...
+
+
+class DevContent:
+    """The dev corpus: ``plants``, ``failures``, ``synth``, ``texts``, ``chat_texts``."""
+
+    real_share = 0.4
+
+    def real_request(self, rng: Random, lang: str, task: RealTask) -> str:
+        return rng.choice(texts.REAL_REQUEST[lang]).format(repo=task.repo, issue=task.issue)
+
+    def real_wrap_up(self, rng: Random, lang: str) -> str:
+        return rng.choice(texts.WRAP_UP[lang])
+
+    def synthetic_task(
+        self, rng: Random, lang: str, *, n_steps: int, file_tools: bool
+    ) -> synth.Task:
+        eco = rng.choices(synth.ECOSYSTEMS, weights=synth.WEIGHTS)[0]
+        return synth.synthetic_task(eco, rng, lang, n_steps=n_steps, file_tools=file_tools)
+
+    def nudge(self, rng: Random, lang: str) -> tuple[str, str]:
+        nudge = rng.choice(texts.NUDGES[lang])
+        return nudge, rng.choice(texts.NUDGE_REPLIES[lang])
+
+    def chat_language(self, spec_language: str, current: str | None, rng: Random) -> str:
+        if spec_language != "mixed":
+            return spec_language
+        if current is None:
+            return "es"
+        if rng.random() < 0.15:
+            # mostly Spanish and Chinese, some English
+            return rng.choices(("es", "zh", "en"), weights=(45, 40, 15))[0]
+        return current
+
+    def chat_exchanges(self, lang: str, rng: Random) -> list[tuple[str, str]]:
+        return chat_texts.exchanges(lang, rng)
+
+    def blocked(self, rng: Random, lang: str) -> str:
+        return rng.choice(texts.BLOCKED[lang])
+
+    def plant(
+        self,
+        group: str,
+        rng: Random,
+        *,
+        lang: str,
+        task: synth.Task,
+        used: set[str],
+        taken: Callable[[str], bool],
+        visible: plants.Visible,
+        file_tools: bool,
+        chat: bool,
+    ) -> Plant:
+        return _make_plant(
+            group,
+            rng,
+            lang=lang,
+            task=task,
+            used=used,
+            taken=taken,
+            visible=visible,
+            file_tools=file_tools,
+            chat=chat,
+        )
+
+
+CONTENTS: dict[str, Content] = {"dev": DevContent(), "heldout": heldout.CONTENT}
+
+
 # --- filler -------------------------------------------------------------------------------------
 
 
 def _real_task(
-    task: RealTask, rng: Random, lang: str, *, n_steps: int, file_tools: bool
+    task: RealTask, rng: Random, lang: str, content: Content, *, n_steps: int, file_tools: bool
 ) -> synth.Task:
     steps: list[list[Turn]] = []
     for step in task.steps[:n_steps]:
         thought = step.thought.strip() or None
         steps.append([Act((as_event(step, rng, file_tools=file_tools),), thought)])
-    request = rng.choice(texts.REAL_REQUEST[lang]).format(repo=task.repo, issue=task.issue)
-    return synth.Task("python-real", request, steps, rng.choice(texts.WRAP_UP[lang]), "/testbed")
+    request = content.real_request(rng, lang, task)
+    return synth.Task("python-real", request, steps, content.real_wrap_up(rng, lang), "/testbed")
 
 
-def _agent_filler(spec: Spec, rng: Random, target: int, *, file_tools: bool) -> list[synth.Task]:
+def _agent_filler(
+    spec: Spec, rng: Random, target: int, content: Content, *, file_tools: bool
+) -> list[synth.Task]:
     lang = "en" if spec.language == "mixed" else spec.language
     pool = list(real_tasks())
     rng.shuffle(pool)
@@ -229,18 +378,17 @@ def _agent_filler(spec: Spec, rng: Random, target: int, *, file_tools: bool) -> 
         remaining = max((target - count) // 2, 4)
         longest = 22 if spec.size < 300 else 45 if spec.size < 900 else 60
         n_steps = min(remaining, rng.randint(8, longest))
-        if pool and rng.random() < 0.4:
-            task = _real_task(pool.pop(), rng, lang, n_steps=n_steps, file_tools=file_tools)
+        if pool and rng.random() < content.real_share:
+            task = _real_task(
+                pool.pop(), rng, lang, content, n_steps=n_steps, file_tools=file_tools
+            )
         else:
-            eco = rng.choices(synth.ECOSYSTEMS, weights=synth.WEIGHTS)[0]
-            task = synth.synthetic_task(eco, rng, lang, n_steps=n_steps, file_tools=file_tools)
+            task = content.synthetic_task(rng, lang, n_steps=n_steps, file_tools=file_tools)
         steps: list[list[Turn]] = []
         for step in task.steps:
             if rng.random() < 0.05:  # the user checks in now and then
-                nudge = rng.choice(texts.NUDGES[lang])
-                steps.append(
-                    [Say("user", nudge), Say("assistant", rng.choice(texts.NUDGE_REPLIES[lang]))]
-                )
+                nudge, reply = content.nudge(rng, lang)
+                steps.append([Say("user", nudge), Say("assistant", reply)])
             steps.append(step)
         task.steps = steps
         tasks.append(task)
@@ -248,18 +396,18 @@ def _agent_filler(spec: Spec, rng: Random, target: int, *, file_tools: bool) -> 
     return tasks
 
 
-def _chat_filler(spec: Spec, rng: Random, target: int) -> tuple[list[synth.Task], list[str]]:
+def _chat_filler(
+    spec: Spec, rng: Random, target: int, content: Content
+) -> tuple[list[synth.Task], list[str]]:
     """A chat as one 'task' per topic: its first exchange (kept as the request and the
     answer), its follow-up exchanges as steps; and the language of each topic."""
     tasks: list[synth.Task] = []
     langs: list[str] = []
     count = 1
-    lang = spec.language if spec.language != "mixed" else "es"
+    lang = content.chat_language(spec.language, None, rng)
     while count < target:
-        if spec.language == "mixed" and rng.random() < 0.15:
-            # mostly Spanish and Chinese, some English
-            lang = rng.choices(("es", "zh", "en"), weights=(45, 40, 15))[0]
-        (ask, answer), *more = chat_texts.exchanges(lang, rng)
+        lang = content.chat_language(spec.language, lang, rng)
+        (ask, answer), *more = content.chat_exchanges(lang, rng)
         steps: list[list[Turn]] = [[Say("user", q), Say("assistant", a)] for q, a in more]
         tasks.append(synth.Task("chat", ask, steps, answer, ""))
         langs.append(lang)
@@ -344,6 +492,7 @@ def _place(
     rng: Random,
     renderer: Renderer,
     planted_estimate: int,
+    content: Content,
 ) -> Layout:
     chat = spec.format == "chat"
     file_tools = spec.format not in ("mini_swe_agent", "chat")
@@ -353,6 +502,10 @@ def _place(
         hay.add(seg.turns)
     layout = Layout(segments)
     used: set[str] = set()
+
+    def taken(needle: str) -> bool:
+        return needle in hay
+
     needles: list[str] = []
     visible = _visible(renderer)
     planned = _plan(spec, rng)
@@ -363,13 +516,13 @@ def _place(
         task = tasks[task_i]
         lang = langs[task_i]
         for _ in range(50):
-            plant = _make_plant(
+            plant = content.plant(
                 group,
                 rng,
                 lang=lang,
                 task=task,
                 used=used,
-                hay=hay,
+                taken=taken,
                 visible=visible,
                 file_tools=file_tools,
                 chat=chat,
@@ -397,7 +550,7 @@ def _place(
                     wrap = seg.turns[-1]
                     assert isinstance(wrap, Say)
                     seg.turns[-1] = Say(
-                        "assistant", wrap.text + "\n\n" + rng.choice(texts.BLOCKED[lang])
+                        "assistant", wrap.text + "\n\n" + content.blocked(rng, lang)
                     )
     return layout
 
@@ -409,14 +562,11 @@ def _make_plant(
     lang: str,
     task: synth.Task,
     used: set[str],
-    hay: Haystack,
+    taken: Callable[[str], bool],
     visible: plants.Visible,
     file_tools: bool,
     chat: bool,
 ) -> Plant:
-    def taken(needle: str) -> bool:
-        return needle in hay
-
     if group in ("failure", "open_failure"):
         fix_files = [(p, c) for p, c in _task_files(task)]
         return plants.failure_plant(
@@ -681,13 +831,16 @@ def build_session(spec: Spec) -> dict[str, Any]:
 
 
 def _build(spec: Spec, renderer: Renderer, target: int, estimate: int) -> dict[str, Any]:
-    rng = Random(f"retention/{spec.name}")
+    seed = "retention" if spec.corpus == "dev" else f"retention-{spec.corpus}"
+    rng = Random(f"{seed}/{spec.name}")
+    content = CONTENTS[spec.corpus]
     if spec.format == "chat":
-        tasks, langs = _chat_filler(spec, rng, target)
+        tasks, langs = _chat_filler(spec, rng, target, content)
     else:
-        tasks = _agent_filler(spec, rng, target, file_tools=spec.format != "mini_swe_agent")
+        file_tools = spec.format != "mini_swe_agent"
+        tasks = _agent_filler(spec, rng, target, content, file_tools=file_tools)
         langs = [spec.language] * len(tasks)
-    layout = _place(spec, tasks, langs, rng, renderer, estimate)
+    layout = _place(spec, tasks, langs, rng, renderer, estimate, content)
     flat = flatten(layout)
     msgs, spans = render(renderer, flat)
     violations = invariants.check_transcript(msgs, msgs)
@@ -720,9 +873,11 @@ def load_session(path: Path) -> dict[str, Any]:
     return doc
 
 
-def load_corpus(directory: Path = CORPUS_DIR, pattern: str = "*") -> list[dict[str, Any]]:
+def load_corpus(
+    directory: Path = CORPUS_DIR, pattern: str = "*", specs: Sequence[Spec] = SPECS
+) -> list[dict[str, Any]]:
     """Every session file, in spec order (then any other files by name)."""
-    order = {spec.name: i for i, spec in enumerate(SPECS)}
+    order = {spec.name: i for i, spec in enumerate(specs)}
     paths = sorted(
         directory.glob(f"{pattern}.json.gz"),
         key=lambda p: (order.get(p.name.removesuffix(".json.gz"), len(order)), p.name),
@@ -804,16 +959,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--check", action="store_true", help="the files match the generator")
     g.add_argument("--stats", action="store_true", help="describe the files")
     p.add_argument("--sessions", default="*", help="only sessions whose name matches (fnmatch)")
+    p.add_argument(
+        "--corpus", choices=sorted(CORPORA), default="dev", help="which corpus (default: dev)"
+    )
     args = p.parse_args(argv)
     from fnmatch import fnmatch
 
-    specs = [s for s in SPECS if fnmatch(s.name, args.sessions)]
+    directory, all_specs = CORPORA[args.corpus]
+    specs = [s for s in all_specs if fnmatch(s.name, args.sessions)]
     if args.write:
-        write(specs)
+        write(specs, directory)
         return 0
     if args.check:
-        return 0 if check(specs) else 1
-    print(stats(load_corpus(pattern=args.sessions)))
+        return 0 if check(specs, directory) else 1
+    print(stats(load_corpus(directory, args.sessions, all_specs)))
     return 0
 
 

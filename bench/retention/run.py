@@ -1,6 +1,7 @@
 """Retention benchmark: how many planted artifacts survive one compaction, three ways.
 
     python -m bench.retention.run [--sessions PATTERN] [--json FILE] [--update-docs] [--no-hermes]
+    python -m bench.retention.run --corpus heldout [...]   # the held-out corpus, its own docs block
 
 Each corpus session (``bench/retention/corpus/``) is compacted once at the window where it sits
 at 85% of the context window, with our default config, by:
@@ -47,6 +48,14 @@ HYGIENE_THRESHOLD = 0.85  # as bench/cases.py: the session sits at 85% of its wi
 MODEL = "gpt-4"  # picks the encoding (cl100k_base), as the speed bench
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 _BEGIN, _END = "<!-- retention:results:begin -->", "<!-- retention:results:end -->"
+# Each corpus's results go in their own block of docs/benchmarks.md.
+MARKERS = {
+    "dev": (_BEGIN, _END),
+    "heldout": (
+        "<!-- retention-heldout:results:begin -->",
+        "<!-- retention-heldout:results:end -->",
+    ),
+}
 PATHS = ("extractive", "poor-llm", "hermes-fallback")
 POOR_SUMMARY = (
     "The user and the assistant worked on several tasks in the repository; some commands were "
@@ -389,13 +398,14 @@ def _session_table(results: Sequence[SessionResult], paths: Sequence[str]) -> st
     return "\n".join(lines)
 
 
-def update_docs(fragment: str, path: Path = DOCS) -> None:
+def update_docs(fragment: str, path: Path = DOCS, corpus_name: str = "dev") -> None:
+    begin, end = MARKERS[corpus_name]
     text = path.read_text(encoding="utf-8")
-    head, sep, rest = text.partition(_BEGIN)
-    _, sep2, tail = rest.partition(_END)
+    head, sep, rest = text.partition(begin)
+    _, sep2, tail = rest.partition(end)
     if not sep or not sep2:
-        raise SystemExit(f"{path} has no {_BEGIN} ... {_END} block to replace")
-    path.write_text(f"{head}{_BEGIN}\n{fragment}\n{_END}{tail}", encoding="utf-8")
+        raise SystemExit(f"{path} has no {begin} ... {end} block to replace")
+    path.write_text(f"{head}{begin}\n{fragment}\n{end}{tail}", encoding="utf-8")
 
 
 def core_label() -> str:
@@ -427,6 +437,12 @@ def core_label() -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--sessions", default="*", help="only corpus sessions matching (fnmatch)")
+    p.add_argument(
+        "--corpus",
+        choices=sorted(corpus.CORPORA),
+        default="dev",
+        help="which corpus (default: dev)",
+    )
     p.add_argument("--json", type=Path, help="also write every artifact's result here")
     p.add_argument(
         "--update-docs", action="store_true", help=f"rewrite the retention block in {DOCS}"
@@ -438,10 +454,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    docs = corpus.load_corpus(pattern=args.sessions)
+    directory, specs = corpus.CORPORA[args.corpus]
+    docs = corpus.load_corpus(directory, args.sessions, specs)
     if not docs:
         raise SystemExit(
-            f"no corpus sessions match {args.sessions!r} (python -m bench.retention.corpus --write)"
+            f"no {args.corpus} sessions match {args.sessions!r} "
+            f"(python -m bench.retention.corpus --corpus {args.corpus} --write)"
         )
     started = time.monotonic()
     counter = counter_for_model(MODEL)
@@ -467,8 +485,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             hermes.close()
     elapsed = time.monotonic() - started
     n_art = sum(len(r.truth) for r in results)
+    which = "Held-out corpus: " if args.corpus != "dev" else ""
     header = (
-        f"{len(results)} sessions, {sum(r.messages for r in results):,} messages, {n_art} planted "
+        f"{which}{len(results)} sessions, {sum(r.messages for r in results):,} messages, {n_art} planted "
         f"artifacts; each session compacted once at 85% of its window with "
         f"`CompressConfig(context_length=W)`; {args.label or core_label()}. "
         f"Hermes: hermes-agent {hermes_version}. "
@@ -492,7 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             encoding="utf-8",
         )
     if args.update_docs:
-        update_docs(fragment)
+        update_docs(fragment, corpus_name=args.corpus)
     return 0
 
 
