@@ -42,6 +42,7 @@ from worker.compressor.extractive import ExtractiveSummarizer
 from worker.compressor.messages import parse_messages, to_wire_list
 from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
 from worker.compressor.tokens import TokenCounter
+from worker.compressor.tooluse import Shown, read_tool_uses
 from worker.encodings import counter_for_model
 
 HYGIENE_THRESHOLD = 0.85  # as bench/cases.py: the session sits at 85% of its window
@@ -115,6 +116,9 @@ class SessionResult:
     window: int
     truth: list[dict[str, Any]]
     paths: dict[str, PathResult]
+    # planted failing commands whose one-line account (the reader's, before any summarizer)
+    # names their exit code: (named, planted)
+    exit_in_account: tuple[int, int] = (0, 0)
 
 
 def _score(
@@ -202,8 +206,42 @@ def run_session(
             truth, lambda: _run_hermes(truth, wire, window, counter, hermes, doc["name"])
         )
     return SessionResult(
-        doc["name"], doc["format"], doc["language"], len(wire), tokens, window, truth, paths
+        doc["name"],
+        doc["format"],
+        doc["language"],
+        len(wire),
+        tokens,
+        window,
+        truth,
+        paths,
+        _exit_in_account(wire, truth),
     )
+
+
+def _exit_in_account(
+    wire: list[dict[str, Any]], truth: Sequence[dict[str, Any]]
+) -> tuple[int, int]:
+    """How many planted failing commands the reader's one-line account gives with their exit
+    code ("exit N"), of how many: the call is found by its id at the planted message."""
+    msgs = parse_messages(wire)
+    reading = read_tool_uses(msgs)
+    shown = Shown()
+    named = planted = 0
+    for artifact in truth:
+        if artifact["kind"] != "failing_command":
+            continue
+        planted += 1
+        related, at = artifact["related"], artifact["message_index"]
+        use = next(
+            (
+                u
+                for u in reading.uses
+                if u.call.id == related.get("call_id") and at in (u.call_index, u.result_index)
+            ),
+            None,
+        )
+        named += use is not None and f"exit {related['exit_code']}" in shown.one_liner(use)
+    return named, planted
 
 
 def _guarded(truth: Sequence[dict[str, Any]], run: Callable[[], PathResult]) -> PathResult:
@@ -370,9 +408,13 @@ def _totals_line(results: Sequence[SessionResult], paths: Sequence[str]) -> str:
     failed = sum(
         1 for r in results for p in paths if any(n.startswith("failed") for n in r.paths[p].notes)
     )
+    named = sum(r.exit_in_account[0] for r in results)
+    planted = sum(r.exit_in_account[1] for r in results)
     return (
         f"Tokens after compaction, mean share of the window over the sessions: {after}. "
-        f"Invariant violations: {violations}. Paths that failed on a session: {failed}."
+        f"Invariant violations: {violations}. Paths that failed on a session: {failed}. "
+        f"Planted failing commands whose one-line account names the exit code: "
+        f"{_pct(named, planted)}."
     )
 
 

@@ -137,7 +137,7 @@ def test_reused_call_ids_keep_each_action_with_its_own_outcome() -> None:
     sections = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))
     assert sections["Completed Actions"].splitlines() == [
         "1. RAN `make build` - exit 0, 1 line [tool: bash]",
-        "2. RAN `pytest -q` - exit 1, 1 line [tool: bash]",
+        '2. RAN `pytest -q` - exit 1, 1 line, error: "1 failed" [tool: bash]',
     ]
 
 

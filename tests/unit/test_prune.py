@@ -202,7 +202,7 @@ def test_reused_call_ids_describe_each_result_by_its_own_call() -> None:
     ]
     out = prune_all(msgs)
     assert out[1].content == "[bash] ran `ls -la` -> exit 0, 30 lines"
-    assert out[3].content == "[bash] ran `pytest -x` -> exit 1, 40 lines"
+    assert out[3].content == '[bash] ran `pytest -x` -> exit 1, 40 lines, error: "1 failed"'
 
 
 def test_an_excerpt_keeps_error_lines_before_head_and_tail_in_whole_lines() -> None:

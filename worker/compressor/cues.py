@@ -73,7 +73,7 @@ class Cue:
     def __init__(self, *groups: str) -> None:
         cues = [w.lower().replace("_", " ") for group in groups for w in group.split()]
         self._cues = tuple(dict.fromkeys(cues))
-        self._cjk = tuple(_is_cjk(c) for c in self._cues)
+        self._cjk = tuple(is_cjk(c) for c in self._cues)
         self._needles = Needles(self._cues)
 
     def search(self, text: str) -> bool:
@@ -102,7 +102,7 @@ class CueSet:
                 owners.setdefault(word, set()).add(name)
         words = list(owners)
         self._owners = tuple(tuple(sorted(owners[w])) for w in words)
-        self._cjk = tuple(_is_cjk(w) for w in words)
+        self._cjk = tuple(is_cjk(w) for w in words)
         self._needles = Needles(words)
         self.names = tuple(cues)
 
@@ -126,7 +126,7 @@ def _stands_alone(text: str, start: int, end: int) -> bool:
     )
 
 
-def _is_cjk(word: str) -> bool:
+def is_cjk(word: str) -> bool:
     return any(ord(c) > 0x2E80 for c in word)
 
 
@@ -138,34 +138,52 @@ RULE = Cue(
     "nunca siempre debes debe no_uses no_toques no_me no_quiero evita evitar prefiero prefiere "
     "sin solo "
     "sólo por_favor asegúrate antes_de hasta importante recuerda obligatorio prohibido "
-    "jamais toujours ne_pas évite sans seulement avant nie immer muss nicht vermeide ohne "
-    "bitte mai sempre non_usare senza prima никогда всегда нельзя обязательно только",
+    "nunca sempre deve devem tem_de tem_que precisa não_quero não_uses evita evitar prefiro sem "
+    "só apenas por_favor antes_de até importante lembra "
+    "jamais toujours ne_pas pas_de doit doivent il_faut faut évite sans seulement avant "
+    "préfère s'il_te_plaît s'il_vous_plaît important "
+    "nie immer muss müssen soll sollte darf dürfen nicht kein keine vermeide ohne nur bitte "
+    "wichtig lieber "
+    "mai sempre non_usare senza prima никогда всегда нельзя обязательно только",
     "不要 别 必须 一定 总是 永远 务必 请 只 禁止 不准 不能 不许 先 之前 截止 记住 避免 "
     "しないで 必ず いつも 絶対 禁止 だけ 前に",
 )
 # What marks a decision: a reason or a purpose given for it, or options weighed. "Strong"
-# connectives make a sentence a decision on their own; a "weak" one ("so") only together with
-# a choice ("I'll", "keep", "te recomiendo"); exploring ("let me check") counts against it.
+# connectives make a sentence a decision on their own; a "weak" one only together with a
+# choice ("I'll", "keep", "te recomiendo"); exploring ("let me check") counts against it. A
+# clause joined by a colon, a semicolon or a dash ("Sticking with X; Y drifted twice") is the
+# weak reason people write most: the choice comes first, its reason after the mark.
 REASON = Cue(
-    "because since so_that given_that instead rather_than to_avoid in_order_to decided "
+    "because since so_that given_that given instead rather_than to_avoid in_order_to decided "
     "decision chose choose opted going_with switch_to trade-off tradeoff",
-    "porque ya_que en_lugar_de en_vez_de para_que para_evitar para_no de_modo_que decidí "
-    "elegí opté parce_que plutôt_que au_lieu_de afin_de weil statt anstatt damit entschieden "
+    "porque ya_que en_lugar_de en_lugar_del en_vez_de en_vez_del para_que para_evitar para_no "
+    "de_modo_que dado_que puesto_que decidí elegí opté "
+    "pois já_que visto_que em_vez_de em_vez_do em_vez_da em_lugar_de para_evitar decidi optei "
+    "parce_que puisque vu_que étant_donné plutôt_que plutôt_qu' au_lieu_de au_lieu_du "
+    "au_lieu_des afin_de ,_car "
+    "weil denn statt anstatt stattdessen anstelle damit entschieden ,_da "
     "perché invece_di потому_что вместо решил поскольку",
-    "因为 由于 而不是 以免 为了 决定 这样 以便 从而 改用 采用 なので ので 代わりに 決めた",
+    "因为 由于 而不是 而不用 而非 以免 为了 决定 这样 以便 从而 改用 采用 なので ので 代わりに 決めた",
 )
 WEAK_REASON = Cue(
-    "so therefore hence that_way which_means",
+    "so therefore hence that_way which_means which_lets :_ ;_ \u2014 _\u2013_",  # em, en dash
     ",_así donc deshalb quindi поэтому",
-    "所以 让 于是 因此 だから",
+    "所以 让 于是 因此 だから \uff1a \uff1b",  # fullwidth colon, semicolon
 )
 CHOICE = Cue(
-    "i'll i_will i'm i_am we'll we_will i'd i_would we'd my_plan the_plan better recommend "
-    "suggest propose prefer keep keeping use using switch split splitting convert put move "
-    "moving add adding drop dropping go_with",
-    "pongo dejo mantengo uso usaré haré voy_a prefiero elijo separo divido convierto "
-    "recomiendo propongo sugiero empezaría dejaría mejor je_vais ich_werde",
-    "我 我们 把 改成 打算 建议 推荐 保持 放进 拆成 先 用",
+    "i'll i_will i'm i_am we'll we_will i'd i_would we'd my_plan the_plan plan decision better "
+    "recommend suggest propose prefer keep keeping use using switch split splitting convert put "
+    "move moving add adding drop dropping go_with going_with stick_with sticking_with settled_on "
+    "settle_on pick picked wins win",
+    "pongo dejo mantengo uso usaré haré voy_a prefiero elijo escojo opto me_quedo_con quito "
+    "separo divido convierto recomiendo propongo sugiero empezaría dejaría mejor decisión gana "
+    "escolho escolhi optei opto fico_com mantenho uso vou prefiro passo_para recomendo melhor "
+    "decisão ganha "
+    "je_vais je_garde on_garde je_pars_sur on_part_sur je_prends je_choisis j'ai_choisi je_préfère "
+    "je_passe je_découpe retenu décision l'emporte mieux "
+    "ich_werde ich_nehme ich_wähle ich_bleibe_bei wir_nehmen ich_verwende ich_teile ich_würde "
+    "ich_setze entscheidung gewinnt besser",
+    "我 我们 把 改成 换成 打算 建议 推荐 保持 放进 拆成 先 用 选",
 )
 EXPLORE = Cue(
     "let_me let's check look see inspect examine explore understand verify investigate find "
@@ -194,11 +212,11 @@ _CHOICE_OR_EXPLORE = CueSet({"choice": CHOICE, "explore": EXPLORE})
 
 def decision_weight(sentence: str, *, reason: bool, weak: bool) -> int:
     """How surely ``sentence`` states a decision, given whether a strong or a weak reason word
-    stands in it: 3 for a strong reason, 2 for a weak one beside a choice (not while
-    exploring); below 2 it is none."""
-    if reason:
-        return 3
-    if not weak:
+    stands in it: 3 for a strong reason (unless it only explains where to look), 2 for a weak
+    one beside a choice (not while exploring); below 2 it is none."""
+    if not (reason or weak):
         return 0
     found = _CHOICE_OR_EXPLORE.scan(sentence.lower())
+    if reason:  # "Let me look at x since ...": a reason to look, nothing decided
+        return 1 if found["explore"] and not found["choice"] else 3
     return 1 + bool(found["choice"]) - bool(found["explore"])

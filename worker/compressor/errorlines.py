@@ -2,8 +2,12 @@
 
 An output's error is rarely its last line: make ends with ``make: *** [...] Error 1``, pytest
 with a ``=== 1 failed ===`` banner, npm with ``npm ERR! A complete log...``. Lines are sorted
-into *specific* errors (an exception, a compiler diagnostic, a failed test, ``fatal: ...``) and
-*trailers* (those banners); a reader takes the specific ones first, in order of appearance.
+into three ranks: *specific* errors in the shapes toolchains print them (an exception, a
+compiler or linter diagnostic, a failed test, ``fatal: ...``), *worded* ones (any other line
+that says something failed, was refused, could not be done..., or a line the command's own
+program prefixed with its name: the fallback for toolchains no pattern knows), and *trailers*
+(banners and counts that only say the run failed). A reader takes them in that order, each
+in order of appearance.
 
 The scan is linear and cheap on clean output: a handful of substring tests decide that a text
 holds no error (most outputs); otherwise only the lines around each trigger are looked at.
@@ -12,8 +16,10 @@ holds no error (most outputs); otherwise only the lines around each trigger are 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
+from worker.compressor.cues import Cue
 from worker.compressor.needle_screen import Needles
 
 MAX_ERROR_LINES = 8  # per output: the first ones of each rank
@@ -43,12 +49,32 @@ _TRIGGERS = (
     "undefined reference",
     "Assertion",
     "timed out",
-    "onnection refused",
-    "Could not resolve",
+    "efused",
+    "ould not",
     "unreachable",
+    # worded errors (the fallback rank) and shapes without an error word
+    "ailed",
+    "ailure",
+    "ejected",
+    "CONFLICT",
+    "annot",
+    "an't",
+    "nable to",
+    "no space left",
+    "ndefined",
+    "xceeds",
+    "not satisf",
+    ") test ",
+    "\ne: ",
+    "(warning):",
+    "(error):",
+    '"detail":',
+    '"message":',
 )
 _MAX_CANDIDATES = 2_000
-_STDERR_TAG = "[stderr] "
+# What a tool put before a line: deepagents' stderr tag, BuildKit's step number and time,
+# Terraform's box.
+_PREFIX = re.compile(r"\[stderr\] |#\d+ (?:\d+\.\d+ )?|[│┃] *")
 _TRACEBACK = "Traceback (most recent call last):"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -71,6 +97,13 @@ _SPECIFIC = re.compile(
     | npm\ (?:ERR!|error)\ (?!code\ |errno\ |path\ |syscall\ |\ |A\ complete\ log|Log\ files
         |This\ is\ probably|Failed\ at\ the|Exit\ status|command\ |signal\ |/).+
     | (?:\S+\ +){0,3}\[?(?:ERROR|FATAL|CRITICAL)\]?:?\ .+       # log lines: 12:00:01 ERROR ...
+    | \s*\d+:\d+\ +error\ +.+                                     # eslint: 12:5  error  msg  rule
+    | \s*//\S+\ +(?:FAILED|TIMEOUT)\ in\ .+                           # bazel: //pkg:t FAILED in 3s
+    | e:\ \S+:\d+:\d+\ .+                                         # kotlinc: e: file:///x.kt:3:9 msg
+    | CONFLICT\ \([^)]*\):\ .+                                     # git merge, rebase, cherry-pick
+    | \s*!\ \[(?:remote\ )?rejected\]\ .+                          # git push
+    | \s*\d+\)\ test\ .+                                            # ExUnit: 1) test name (Module)
+    | PHP\ (?:Fatal|Parse)\ error:\ .+
     """,
     re.VERBOSE,
 )
@@ -96,21 +129,47 @@ _TRAILER = re.compile(
     | FAILED\ \(.+\)                                             # unittest: FAILED (failures=1)
     | FAIL(?:\s+\S+.*)?                                          # go: FAIL pkg 0.01s
     | Tests?:\ +\d+\ failed.*                                    # jest
-    | .*\b(?:exited|failed)\ with\ (?:exit\ )?(?:code|status)\ -?\d+.*
+    | FAILURE:\ Build\ failed.*|BUILD\ FAILED.*|>\ Task\ \S+\ FAILED  # Gradle, Ant
+    | error:\ failed\ to\ push\ some\ refs.*                         # git, after ! [rejected]
+    | \w+:\ Error\ is\ not\ recoverable:\ exiting\ now            # tar, cpio
+    | Execution\ failed\ for\ task\ .+|>\ A\ failure\ occurred\ while\ executing\ .+
+    | >\ Compilation\ (?:error|failed).*                         # Gradle's "What went wrong"
+    | Your\ requirements\ could\ not\ be\ resolved\ .+            # composer, before the problems
     """,
     re.VERBOSE,
 )
+# Trailers that may sit anywhere in a line: searched for where their literal part is found.
+_EXITED_WITH = re.compile(r"\b(?:exited|failed) with (?:exit )?(?:code|status) -?\d")
+_STEP_FAILED = " did not complete successfully"  # BuildKit: a step failed
 # Source code that merely names an error: a cat of a file, a grep hit, a diff line.
+# (A diff's line starts at its first column; a bazel target, "//pkg:t", is not a comment.)
 _CODE = re.compile(
-    r"\s*(?:raise|except|throw|class|def|import|from|return|catch|if|elif|assert|#|//|\*|[+-]\s)"
+    r"[+-]\s|\s*(?:raise|except|throw|class|def|import|from|return|catch|if|elif|assert|#|//\s|\*)"
 )
+# A line in no known shape that still says something went wrong: the fallback rank. (Words in
+# any case: a ``Cue`` finds them in one pass over the lower-cased line.)
+_WORDED = Cue(
+    "error errors fail failed fails failing failure failures fatal panic panicked exception "
+    "refused denied rejected conflict aborted not_found could_not cannot can't unable_to "
+    "no_space_left timed_out not_satisfy not_satisfied undefined exceeds"
+)
+# An HTTP API's error body, as httpie or curl prints it: "detail": "...".
+_JSON_ERROR = re.compile(r'\s*"(?:detail|error|error_description|message)":\s*"')
+# A count of errors or failures (a summary, ranked as a trailer).
+_COUNTED = re.compile(
+    r"\b\d+ (?:\w+ )?(?:errors?|failures?|failed|FAILED|failing|problems?)\b"
+    r"|\b(?:[Ee]rrors?|[Ff]ailures?|[Ff]ailed|FAILED|FAILURES?|ERRORS?)[:=]?\s*\d"
+)
+# A linter's coded diagnostic (path:line:col: F841 ...), found by shape: it holds no error word.
+_CODED = re.compile(r":\d+:\d+:? [A-Z]{1,4}\d{2,5}\b")
+_SEVERITY_CODE = re.compile(r"\b[A-Z]{1,4}\d{3,5} \((?:error|warning)\): ")
 _EXCEPTION_NAME = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::\s.*)?")
 
 
 class ErrorLine(NamedTuple):
     text: str  # the line, without trailing white space and terminal colour codes
     at: int  # its offset in the text it was found in
-    specific: bool  # False for a trailer
+    specific: bool  # False for a trailer (a banner or a count that only says the run failed)
 
 
 # The signs nearly every error carries; asked alone of the output of a command that succeeded.
@@ -126,42 +185,106 @@ def may_hold_errors(text: str, *, quick: bool = False) -> bool:
     return _ALL.any_in(text) or text.startswith("E  ")
 
 
-def error_lines(text: str, *, limit: int = MAX_ERROR_LINES) -> list[ErrorLine]:
-    """The error lines of a tool output: specific ones first, then trailers, each in order."""
-    hits = _ALL.matches(text)
-    if text.startswith("E  "):  # pytest's first E line at the very start: no line break before
-        hits.insert(0, (0, 0, 1))
+def error_lines(
+    text: str, *, limit: int = MAX_ERROR_LINES, programs: Sequence[str] = ()
+) -> list[ErrorLine]:
+    """The error lines of a tool output: specific ones first, then worded ones, then trailers,
+    each in order. ``programs``: the names of the programs the command ran (a line such a
+    program prefixed with its name, ``tar: x: Cannot open``, is its own diagnostic)."""
+    hits = _hits(text, programs)
     if not hits:
         return []
     specific: dict[str, ErrorLine] = {}
     trailers: dict[str, ErrorLine] = {}
+    rest: list[tuple[int, str]] = []  # lines in no known shape: read for words if room is left
     for start, end in _candidate_lines(text, hits):
         line = text[start:end]
         if "\x1b" in line:
             line = _ANSI.sub("", line)
         line = line.rstrip()
-        if line.startswith(_STDERR_TAG):  # deepagents marks each line its command wrote there
-            line = line[len(_STDERR_TAG) :]
-            start += len(_STDERR_TAG)
+        prefix = _PREFIX.match(line)
+        if prefix:  # deepagents' stderr tag, BuildKit's step and time, Terraform's box
+            line = line[prefix.end() :]
+            start += prefix.end()
         if not line or len(line) > MAX_LINE_CHARS or _CODE.match(line):
             continue
-        if _TRAILER.fullmatch(line):
+        if _is_trailer(line):
             trailers.setdefault(line.strip(), ErrorLine(line.strip(), start, False))
         elif _is_specific(line):
             specific.setdefault(line.strip(), ErrorLine(line.strip(), start, True))
-        if len(specific) >= limit:
-            break
+            if len(specific) >= limit:
+                break
+        else:
+            rest.append((start, line))
     for found in _traceback_ends(text):
         specific.setdefault(found.text, found)
+    prefixes = tuple(f"{program}: " for program in programs)
+    worded = _worded(rest, limit - len(specific), prefixes, trailers)
     ranked = sorted(specific.values(), key=lambda e: e.at)
+    ranked += sorted(worded.values(), key=lambda e: e.at)
     ranked += sorted(trailers.values(), key=lambda e: e.at)
     return ranked[:limit]
+
+
+def _worded(
+    lines: list[tuple[int, str]],
+    room: int,
+    prefixes: tuple[str, ...],
+    trailers: dict[str, ErrorLine],
+) -> dict[str, ErrorLine]:
+    """The lines in no known shape that say something went wrong (at most ``room``: what
+    follows would rank past the limit); a count found on the way joins ``trailers``."""
+    worded: dict[str, ErrorLine] = {}
+    for start, line in lines:
+        if len(worded) >= room:
+            break
+        if _WORDED.search(line) or _JSON_ERROR.match(line) or line.startswith(prefixes):
+            if _COUNTED.search(line):  # "12 examples, 1 failure": how many, not which
+                trailers.setdefault(line.strip(), ErrorLine(line.strip(), start, False))
+            elif len(line.split(None, 2)) > 2:  # not a heading ("Failures:", "Error Message:")
+                worded.setdefault(line.strip(), ErrorLine(line.strip(), start, True))
+    return worded
+
+
+def _is_trailer(line: str) -> bool:
+    if _TRAILER.fullmatch(line) or _STEP_FAILED in line:
+        return True
+    return " with " in line and _EXITED_WITH.search(line) is not None
+
+
+def _hits(text: str, programs: Sequence[str]) -> list[tuple[int, int, int]]:
+    """Where the lines worth a look are: the triggers (as the needle screen gives them), the
+    linters' coded diagnostics and the lines a program of the command prefixed with its name."""
+    hits = _ALL.matches(text)
+    if text.startswith("E  "):  # pytest's first E line at the very start: no line break before
+        hits.insert(0, (0, 0, 1))
+    if ":" in text:
+        hits += [(-1, m.start(), m.end()) for m in _CODED.finditer(text)]
+        for program in programs:
+            hits += _line_starts(text, f"{program}: ")
+    return hits
+
+
+def _line_starts(text: str, prefix: str) -> list[tuple[int, int, int]]:
+    """Hits (as the needle screen gives them) where a line of ``text`` starts with ``prefix``."""
+    found = [(-1, 0, 0)] if text.startswith(prefix) else []
+    at = text.find("\n" + prefix)
+    while at >= 0 and len(found) < _MAX_CANDIDATES:
+        found.append((-1, at + 1, at + 1))
+        at = text.find("\n" + prefix, at + 1)
+    return found
 
 
 def _is_specific(line: str) -> bool:
     if _SPECIFIC.fullmatch(line):
         return True
     if "error" in line and _DIAGNOSTIC.search(line):
+        return True
+    if "Error: " in line:  # behind a prefix: "Module not found: Error: ...", "Uncaught Error: ..."
+        return True
+    if ":" in line and _CODED.search(line):  # ruff, flake8, pylint: p.py:1:2: F841 msg
+        return True
+    if "): " in line and _SEVERITY_CODE.search(line):  # shellcheck: SC2034 (warning): msg
         return True
     if "undefined reference to " in line or ("Assertion " in line and " failed" in line):
         return True  # ld; C's assert()
@@ -185,10 +308,10 @@ def _candidate_lines(text: str, hits: list[tuple[int, int, int]]) -> list[tuple[
     spans: list[tuple[int, int]] = []
     last_end = -1
     for _, at, _ in sorted(hits, key=lambda hit: hit[1]):
+        if text[at] == "\n":  # a needle that starts with a line break: the line after it
+            at += 1
         if at <= last_end:
             continue  # on the line taken last
-        if text[at] == "\n":
-            at += 1
         start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
         last_end = end = len(text) if end < 0 else end

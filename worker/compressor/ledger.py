@@ -103,7 +103,7 @@ _RANK: dict[str, int] = {
     "decision": 4,
     "user_file": 5,
     "error": 6,
-    "weak_decision": 6,
+    "weak_decision": 7,  # below what the user said: our reading, not their words
     "user": 6,
     "user_reply": 8,
     "url": 8,

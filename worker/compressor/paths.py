@@ -174,10 +174,13 @@ _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w]*)\1")
 # Words of the commands that write files; a line holding none of them (nor a ">") writes none.
 _WRITERS = frozenset(
     {"sed", "gsed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln"}
-)
+)  # (and git's mv: "mv" is one of its words)
 # sed and perl write only in place (-i); the others by name. Spaces keep the hints specific
 # ("sed" alone is in every "used"; a match list that long costs what the hints save).
-_WRITER_HINTS = frozenset({"-i", "tee ", "touch ", "truncate ", "cp ", "mv ", "install ", "ln "})
+# ("-pi", "-Ei": in-place flags joined with others, as perl and sed users write them.)
+_WRITER_HINTS = frozenset(
+    {"-i", "-pi", "-Ei", "-ri", "tee ", "touch ", "truncate ", "cp ", "mv ", "install ", "ln "}
+)
 _NODE_HINTS = frozenset({"writeFile", "appendFile", "createWriteStream"})
 _SCRIPT_HINTS = frozenset({"Path(", "open(", *_NODE_HINTS})
 # Every substring the writing rules start from, found in one pass over a command.
@@ -186,7 +189,8 @@ _IN_PLACE_ONLY = frozenset({"sed", "gsed", "perl"})
 _COMMAND_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "-"})
 # A written file as commands name it: a relative or absolute path with a "/" or an extension.
-_WRITTEN_RE = re.compile(r"(?=[^/]*[A-Za-z])[\w.~/+@()\[\]-]*[/.][\w.~/+@()\[\]-]*")
+# A space inside comes from quotes (``'docs/On-call handover.md'``): words are split already.
+_WRITTEN_RE = re.compile(r"(?=[^/]*[A-Za-z])(?=[^/.]*[/.])(?! )[\w.~/+@()\[\] -]+(?<! )")
 
 
 def shell_written_files(command: str) -> list[str]:
@@ -238,9 +242,10 @@ def _may_write(line: str) -> bool:
     arrows = line.count(">")
     if arrows and arrows > line.count(">&") + line.count(">/dev/null") + line.count("> /dev/null"):
         return True
-    found = _WRITERS.intersection(line.split())
+    words = line.split()
+    found = _WRITERS.intersection(words)
     if found and found <= _IN_PLACE_ONLY:
-        return "-i" in line or "--in-place" in line  # sed -n '1,9p' f: reads only
+        return any(_is_in_place(w) for w in words)  # sed -n '1,9p' f: reads only
     return bool(found)
 
 
@@ -290,7 +295,43 @@ def script_written_files(code: str, hints: AbstractSet[str] | None = None) -> li
         ]
     if not hints.isdisjoint(_NODE_HINTS):
         found += [m.group("path") for m in _NODE_WRITE.finditer(code)]
+    if "open(" in hints or not hints.isdisjoint(_NODE_HINTS):
+        found += _named_writes(code, hints)
     return _unique(f for f in found if _WRITTEN_RE.fullmatch(f) and f not in _NOT_FILES)
+
+
+# A path held by a name first (``const file = "x"`` / ``target = "x"``), then written through
+# the name: ``fs.writeFileSync(file, ...)``, ``open(target, "w")``. The writes are looked for
+# first (few scripts have one), then each name's assignment. Each pattern starts with a literal
+# (a fast scan); what comes before it is checked where it matched.
+_OPEN_NAME = re.compile(r"open\(\s*([A-Za-z_]\w*)\s*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax]")
+_NODE_NAME = re.compile(r"(?:File(?:Sync)?|WriteStream)\(\s*([A-Za-z_]\w*)\s*[,)]")
+_NODE_CALLS = ("writeFile", "writeFileSync", "appendFile", "appendFileSync", "createWriteStream")
+
+
+def _named_writes(code: str, hints: AbstractSet[str]) -> list[str]:
+    names: list[str] = []
+    if "open(" in hints:
+        names += [
+            m.group(1)
+            for m in _OPEN_NAME.finditer(code)
+            if m.start() == 0 or not (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_.")
+        ]
+    if not hints.isdisjoint(_NODE_HINTS):
+        for m in _NODE_NAME.finditer(code):
+            call_end = m.group(0).index("(")
+            if code.endswith(_NODE_CALLS, 0, m.start() + call_end):
+                names.append(m.group(1))
+    found = []
+    for name in dict.fromkeys(names):
+        assigned = re.search(
+            rf"^[ \t]*(?:(?:const|let|var)\s+)?{re.escape(name)}\s*=\s*{_QUOTED}\s*;?[ \t]*$",
+            code,
+            re.M,
+        )
+        if assigned is not None:
+            found.append(assigned.group("path"))
+    return found
 
 
 def _without_heredoc_bodies(command: str) -> list[str]:
@@ -359,6 +400,8 @@ def _files_written_by(words: list[str]) -> list[str]:
         return _sed_files(args)
     if program in ("tee", "touch", "truncate"):
         return [a for a in args if not a.startswith("-")]
+    if program == "git" and args[:1] == ["mv"]:
+        program, args = "mv", args[1:]
     if program in ("cp", "mv", "install", "ln"):
         positional = [a for a in args if not a.startswith("-")]
         return positional[-1:] if len(positional) >= 2 else []

@@ -7,6 +7,7 @@ here; the readers decide how much of it to quote.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +18,8 @@ from worker.compressor.markers import summary_body
 from worker.compressor.messages import Message
 
 _READ_CHARS = 20_000  # of one message: a paste longer than this is quoted from its start
-_MIN_DECISION_CHARS = 20
+_MIN_DECISION_CHARS = 20  # "Let me look.": nothing decided in so few words
+_MIN_CJK_DECISION_CHARS = 8  # a CJK character is about a word
 _DECISION_WEIGHT = 2
 
 
@@ -73,12 +75,12 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             continue
         if not msg.tool_calls:
             replies.append(Said(at, text))
-        elif len(text) < _MIN_DECISION_CHARS:
-            continue  # "Let me look.": nothing decided or blocked in so few words
+        elif _too_short(text):
+            continue  # nothing decided or blocked in so few words
         found = cues.ASSISTANT.scan(head.lower())
         decided: set[str] = set()  # a decision that names an obstacle is still a decision
         for start, sentence in _sentences_at(head, sorted({*found["reason"], *found["weak"]})):
-            if len(sentence) < _MIN_DECISION_CHARS:
+            if _too_short(sentence):
                 continue
             end = start + len(sentence)
             weight = cues.decision_weight(
@@ -87,12 +89,35 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
                 weak=_within(found["weak"], start, end),
             )
             if weight >= _DECISION_WEIGHT:
-                decisions.append(Said(at, sentence, weight))
+                decisions.append(Said(at, _with_stated_reason(head, start, sentence), weight))
                 decided.add(sentence)
         blockers += [
             Said(at, s) for _, s in _sentences_at(head, found["blocker"]) if s not in decided
         ]
     return Prose(tuple(asks), tuple(rules), tuple(decisions), tuple(blockers), tuple(replies))
+
+
+# A reason given in a sentence of its own, after a label: "Plan: X. Why: Y."
+_REASON_LABEL = re.compile(
+    r"\s*(?:why|rationale|reason|motivo|raz[oó]n|raison|pourquoi|grund|warum|原因|理由)\s*[:\uff1a]",
+    re.IGNORECASE,
+)
+
+
+def _with_stated_reason(text: str, start: int, sentence: str) -> str:
+    """``sentence`` (at ``start`` in ``text``), and the next one too when it is the reason."""
+    end = start + len(sentence)
+    label = _REASON_LABEL.match(text, end)
+    if label is None:
+        return sentence
+    after = cues.sentence_at(text, label.end())
+    return text[start : after[0] + len(after[1])] if after is not None else sentence
+
+
+def _too_short(text: str) -> bool:
+    if len(text) >= _MIN_DECISION_CHARS:
+        return False
+    return len(text) < _MIN_CJK_DECISION_CHARS or not cues.is_cjk(text)
 
 
 def _within(offsets: Sequence[int], start: int, end: int) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeAlias
 
@@ -312,20 +312,47 @@ _SEGMENT_SPLIT = re.compile(r"\|\||&&|[;|\n]")
 
 def only_views(command: str) -> bool:
     """Every simple command in ``command`` only shows something (``cd x && cat y | grep z``)."""
-    if not command.strip():
-        return False
-    for segment in _SEGMENT_SPLIT.split(command.split("<<", 1)[0]):
-        words = segment.split()
-        while words and ("=" in words[0] or words[0] in ("sudo", "time", "command", "then")):
-            words = words[1:]
-        if not words:
-            continue
-        program = words[0].rsplit("/", 1)[-1]
+    seen = False
+    for words in _simple_commands(command):
+        seen = True
+        program = words[0]
         if program == "git" and len(words) > 1 and words[1] in _GIT_VIEWS:
             continue
         if program not in _VIEWERS:
             return False
-    return True
+    return seen
+
+
+@lru_cache(maxsize=4096)
+def programs(command: str) -> tuple[str, ...]:
+    """The programs a command line runs, by name (``cd x && tar -czf y | tee z``: cd, tar,
+    tee), each once, and those ``xargs``, ``env``, ``timeout``, ... run for it."""
+    out: list[str] = []
+    for words in _simple_commands(command):
+        for word in words:
+            if word.startswith("-") or "=" in word or word[0].isdigit():
+                continue  # a runner's options: timeout 60, nice -n 5, env A=1
+            name = word.rsplit("/", 1)[-1]
+            if name not in out:
+                out.append(name)
+            if name not in _RUNNERS:
+                break
+    return tuple(out)
+
+
+_RUNNERS = frozenset({"xargs", "env", "timeout", "nice", "nohup", "stdbuf", "exec"})
+
+
+def _simple_commands(command: str) -> Iterator[list[str]]:
+    """Each simple command's words, its program (without its directory) first; assignments
+    and ``sudo``/``time`` before it left out. A heredoc's body is not looked at."""
+    for segment in _SEGMENT_SPLIT.split(command.split("<<", 1)[0]):
+        words = segment.split()
+        while words and ("=" in words[0] or words[0] in ("sudo", "time", "command", "then")):
+            words = words[1:]
+        if words:
+            words[0] = words[0].rsplit("/", 1)[-1]
+            yield words
 
 
 def shell_command(args: Mapping[str, Any]) -> str | None:

@@ -20,7 +20,7 @@ from worker.compressor.cuts import safe_prefix
 from worker.compressor.errorlines import ErrorLine, error_lines, first_line, may_hold_errors
 from worker.compressor.messages import Message, ToolCall, content_text, image_count
 from worker.compressor.redact import redact_text
-from worker.compressor.tool_calls import CallFacts, Kind, only_views, read_call
+from worker.compressor.tool_calls import CallFacts, Kind, only_views, programs, read_call
 from worker.compressor.tool_results import ResultFacts, read_result
 
 _RUNS: frozenset[Kind] = frozenset({"shell", "code"})
@@ -162,7 +162,8 @@ def _errors_of(facts: CallFacts, result: ResultFacts) -> list[ErrorLine]:
             return []
         if not result.failed and _views_only(facts):
             return []
-        found = error_lines(result.body)
+        ran = programs(facts.command) if result.failed and facts.command else ()
+        found = error_lines(result.body, programs=ran)
         if found or not (result.error or result.note):
             return found  # a failed run without an error line: nothing to quote
     elif not result.failed:
