@@ -16,6 +16,7 @@ from worker.compressor.prose import read_prose
 def bash(call_id: str, command: str) -> ToolCall:
     return ToolCall(id=call_id, name="bash", arguments=json.dumps({"command": command}))
 
+
 DECISIONS = [
     ("a causal connective", "Keeping the cache in memory because the data set is 2 MB."),
     (
