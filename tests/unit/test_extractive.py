@@ -219,3 +219,20 @@ def test_the_focus_topic_moves_what_it_names_first() -> None:
     assert "module_3.py" in focused["Completed Actions"]
     files = focused["Relevant Files"].splitlines()
     assert files[0] == "- src/module_3.py"
+
+
+def test_a_small_budget_shrinks_every_section_not_only_the_lists() -> None:
+    # A 6,000-token window leaves the summary a few hundred tokens under its target: the
+    # fixed parts (the last turns, the active task, lists' floors) must shrink with it.
+    from worker.encodings import counter_for_model
+
+    counter = counter_for_model("gpt-4")
+    msgs: list[Message] = []
+    for i in range(120):
+        msgs += [
+            user(f"Question {i}: how long should the bread proof on day {i}? " + "detail " * 30),
+            assistant(f"Answer {i}: about {i % 5 + 1} hours at room temperature. " + "more " * 40),
+        ]
+    for budget in (300, 700):
+        text = extractive_summary(msgs, previous=None, budget_tokens=budget)
+        assert counter.count_text(text) <= budget * 1.1 + 150  # 150: headings and labels

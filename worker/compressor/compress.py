@@ -147,8 +147,8 @@ def _summarize_window(
             counter=job.counter,
             today=job.today,
             focus_topic=focus.text or None,
-            budget_tokens=_summary_tokens(start, split, window),
-            room_tokens=int(_room_tokens(start, split) * _EXTRACTIVE_ROOM_SHARE),
+            budget_tokens=_summary_tokens(start, split, window, job.counter),
+            room_tokens=int(_room_tokens(start, split, job.counter) * _EXTRACTIVE_ROOM_SHARE),
             uses=uses,
             prose=prose,
         ),
@@ -179,20 +179,22 @@ _EXTRACTIVE_ROOM_SHARE = 0.6
 _MIN_SUMMARY_TOKENS = 256  # even a tiny window gets a summary that can say something
 
 
-def _summary_tokens(start: _Start, split: Split, window: _Window) -> int:
+def _summary_tokens(start: _Start, split: Split, window: _Window, counter: TokenCounter) -> int:
     """The summary's length: ``summary_budget``, but in a small window no more than the room
     the kept head and tail leave under the target (a 2,000-token floor is a third of 6,000)."""
     budget = summary_budget(sum(start.counts[i] for i in window.removed), start.config)
-    return max(_MIN_SUMMARY_TOKENS, min(budget, _room_tokens(start, split)))
+    return max(_MIN_SUMMARY_TOKENS, min(budget, _room_tokens(start, split, counter)))
 
 
-def _room_tokens(start: _Start, split: Split) -> int:
-    """What the compacted transcript leaves under its target once head and tail are kept."""
+def _room_tokens(start: _Start, split: Split, counter: TokenCounter) -> int:
+    """What the compacted transcript leaves under its target for the summary's text, once
+    head and tail are kept and the fixed text around the summary is counted."""
     config, counts = start.config, start.counts
     kept = sum(counts[: split.head_end]) + sum(counts[split.tail_start :])
     if split.lifted is not None:
         kept += counts[split.lifted]
-    return int(config.context_length * config.target_ratio) - kept
+    around = sum(counter.count_fixed(t) for t in (SUMMARY_PREFIX, END_MARKER, SYSTEM_NOTE))
+    return int(config.context_length * config.target_ratio) - kept - around
 
 
 def _ledger_budget(start: _Start, split: Split, summary: str, counter: TokenCounter) -> int:
@@ -200,8 +202,7 @@ def _ledger_budget(start: _Start, split: Split, summary: str, counter: TokenCoun
     exactly, with the text we put around it), within [ledger_min_tokens, ledger_max_ratio of
     the window]."""
     config = start.config
-    around = sum(counter.count_fixed(t) for t in (SUMMARY_PREFIX, END_MARKER, SYSTEM_NOTE))
-    room = _room_tokens(start, split) - counter.count_text(summary) - around
+    room = _room_tokens(start, split, counter) - counter.count_text(summary)
     ceiling = int(config.context_length * config.ledger_max_ratio)
     floor = min(config.ledger_min_tokens, ceiling // 8)  # a small window keeps near its target
     return max(floor, min(room, ceiling))

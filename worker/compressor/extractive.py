@@ -97,10 +97,10 @@ def extractive_summary(
     prose = read_prose(window) if prose is None else prose
     facts = _collect(window, prose, recent_turns)
     old = parse_sections(previous or "")
-    room = _Room(bytes_for(max(budget_tokens, 500)), _focus_words(focus_topic))
+    room = _Room(bytes_for(max(budget_tokens, 150)), _focus_words(focus_topic))
     sections: dict[str, str] = {}
     # Filled in order of importance: each takes at most its share of what is left.
-    sections["Active Task"] = _active_task(facts, old)
+    sections["Active Task"] = _active_task(facts, old, room.left // 4)
     room.take(sections["Active Task"])
     asks = _counted(facts.asks)
     sections[USER_MESSAGES] = room.lines(
@@ -127,7 +127,7 @@ def extractive_summary(
     sections["Relevant Files"] = room.lines(_files(facts, uses), 0.3, old=old.get("Relevant Files"))
     sections["Goal"] = old.get("Goal") or _goal(facts)
     sections["In Progress"] = (
-        snippet(facts.last_assistant, 600)
+        snippet(facts.last_assistant, min(600, max(150, room.left // 6)))
         if facts.last_assistant
         else old.get("In Progress", "Nothing recorded.")
     )
@@ -152,6 +152,9 @@ class _Room:
     def __init__(self, chars: int, focus: frozenset[str]) -> None:
         self.left = chars
         self.focus = focus
+        # The least a list may take: a few items, less in a small budget (a 6,000-token
+        # window leaves the summary a few hundred tokens under its target).
+        self.floor = min(200, chars // 16)
 
     def take(self, text: str) -> None:
         self.left -= size(text) + 4
@@ -168,7 +171,7 @@ class _Room:
         on the focus topic first, then those ``first`` picks, then the newest; shown in their
         order."""
         merged = _unique([*_bullets_of(old), *items])
-        limit = max(200, int(self.left * share))
+        limit = max(self.floor, int(self.left * share))
         picked = [i for i, item in enumerate(merged) if first(item)] if first else []
         keep = self._pick(merged, limit, lambda i: size(i) + 3, first=picked)
         ordered = sorted(keep, key=lambda i: (not self._on_focus(merged[i]), i))
@@ -186,7 +189,7 @@ class _Room:
         items += [(start + i, text) for i, text in enumerate(new)]
         if not items:
             return "None recorded."
-        limit = max(400, int(self.left * share))
+        limit = max(2 * self.floor, int(self.left * share))
         texts = [f"{n}. {text}" for n, text in items]
         important = [i for i, (_, t) in enumerate(items) if _IMPORTANT.search(t)]
         keep = self._pick(texts, limit, lambda i: size(i) + 1, first=important)
@@ -357,20 +360,33 @@ def _goal(facts: _Facts) -> str:
     return f'User asked: "{quote(facts.asks[0], 500)}"'
 
 
-def _active_task(facts: _Facts, old: dict[str, str]) -> str:
+def _active_task(facts: _Facts, old: dict[str, str], most: int) -> str:
     if facts.asks:
-        return f'User asked: "{quote(facts.asks[-1], 2000)}"'
+        return f'User asked: "{quote(facts.asks[-1], min(2000, max(300, most)))}"'
     return old.get("Active Task") or "None."
 
 
 def _critical(facts: _Facts, old: dict[str, str], previous: str | None, room: _Room) -> str:
-    lines = ["Last turns before this summary:", *facts.recent] if facts.recent else []
+    recent = _newest_within(facts.recent, max(2 * room.floor, room.left // 3))
+    lines = ["Last turns before this summary:", *recent] if recent else []
     if previous and not old:
         # An earlier summary without our headings: keep its gist rather than lose it.
         lines.append(f"Earlier summary: {snippet(previous, 1500)}")
     text = "\n".join(lines) or old.get("Critical Context") or "None."
     room.take(text)
     return text
+
+
+def _newest_within(lines: Sequence[str], most: int) -> list[str]:
+    """The newest of ``lines`` whose sizes add up to at most ``most`` (at least the last)."""
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        used += size(line) + 1
+        if kept and used > most:
+            break
+        kept.append(line)
+    return kept[::-1]
 
 
 def parse_sections(text: str) -> dict[str, str]:
