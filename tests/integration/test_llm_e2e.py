@@ -128,7 +128,10 @@ def test_summary_model_answers_with_usage(e2e: Stack) -> None:
     assert t["tokens_after"] < t["tokens_before"]
     (sent,) = e2e.llm.requests
     assert sent.model == SMALL and sent.stream
-    assert sent.max_tokens is not None and sent.max_tokens >= 2600  # >= the 2000-token floor x 1.3
+    # A 16,000-token window: the summary is held to the room under the 25% target (what head
+    # and tail leave), above the 256-token floor and below the 2,000 a large window would get;
+    # the model may write 1.3x that.
+    assert sent.max_tokens is not None and int(256 * 1.3) <= sent.max_tokens < int(2000 * 1.3)
     assert e2e.cooldown(session_id) is None
 
 
