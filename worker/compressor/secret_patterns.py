@@ -101,16 +101,21 @@ def _hide_value(m: re.Match[str], group: str = "value") -> str:
 # sits right after it, so the engine can still jump from one occurrence of the head to the next.
 _VENDOR_TOKENS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     (r"sk-", r"(?:ant-|proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_-]{20,}", ("sk-",)),
-    (r"[sr]k_", r"(?:live|test)_", r"[A-Za-z0-9]{16,}", ("k_",)),
+    (r"[sr]k_", r"(?:live|test)_", r"[A-Za-z0-9]{16,}", ("k_live_", "k_test_")),
     (r"whsec_", "", r"[A-Za-z0-9+/=]{20,}", ("whsec_",)),
-    (r"gh[pousr]_", "", r"[A-Za-z0-9]{30,}", ("gh",)),
+    (r"gh[pousr]_", "", r"[A-Za-z0-9]{30,}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     (r"github_pat_", "", r"[A-Za-z0-9_]{30,}", ("github_pat_",)),
     (r"xox[abposre]-", "", r"[A-Za-z0-9-]{10,}", ("xox",)),
     (r"xapp-", "", r"[A-Za-z0-9-]{10,}", ("xapp-",)),
     (r"AIza", "", r"[0-9A-Za-z_-]{30,}", ("aiza",)),
     (r"hf_", "", r"[A-Za-z0-9]{30,}", ("hf_",)),
     (r"pypi-", "", r"[A-Za-z0-9_-]{40,}", ("pypi-",)),
-    (r"gl", r"(?:pat|dt|rt|ptt|soat|ft|cbt)-", r"[A-Za-z0-9_-]{20,}", ("gl",)),
+    (
+        r"gl",
+        r"(?:pat|dt|rt|ptt|soat|ft|cbt)-",
+        r"[A-Za-z0-9_-]{20,}",
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glft-", "glcbt-"),
+    ),
     (r"npm_", "", r"[A-Za-z0-9]{30,}", ("npm_",)),
     (r"gsk_", "", r"[A-Za-z0-9]{30,}", ("gsk_",)),
     (r"pplx-", "", r"[A-Za-z0-9]{30,}", ("pplx-",)),
@@ -326,6 +331,8 @@ _PARAM_NAMES = frozenset(
 )
 _PARAM_VALUE = r"(?P<value>[^&#\s\"'<>\\`]+)"
 _QUERY_PARAM = re.compile(rf"[?&](?:amp;)?(?P<name>[A-Za-z0-9_.-]{{1,64}})={_PARAM_VALUE}")
+# A parameter is a name=value pair: a text without "=" holds none (most questions with "?").
+_HAS_PAIR = re.compile("=")
 # The first pair of a form body (client_secret=…&code=…) has no "?" or "&" before it.
 _FORM_HEAD = re.compile(
     rf"(?P<name>[A-Za-z0-9_.-]{{1,64}})={_PARAM_VALUE}(?=&[A-Za-z0-9_.-]{{1,64}}=)"
@@ -521,7 +528,7 @@ PASSES: tuple[Pass, ...] = (
     _regex_pass(_DISCORD, _whole_token, ".", gate=_DISCORD_GATE),
     _regex_pass(_COOKIE_HEADER, _cookie_replace, "cookie"),
     _regex_pass(_NETRC, lambda m: _hide_group(m, "value"), "machine"),
-    _regex_pass(_QUERY_PARAM, _param_replace, "?", "&"),
+    _regex_pass(_QUERY_PARAM, _param_replace, "?", "&", gate=_HAS_PAIR),
     _regex_pass(_FORM_HEAD, _form_head_replace, "&", gate=_FORM_GATE),
     _regex_pass(_CURL_USER, _curl_user_replace, "curl"),
     _regex_pass(_CLI_FLAG, _flag_replace, "--"),
