@@ -8,6 +8,7 @@ facts, decisions) are at the end.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from random import Random
 
@@ -606,11 +607,17 @@ CLOSERS: dict[str, tuple[str, ...]] = {
 
 
 def fill(template: str, lang: str, rng: Random, values: dict[str, str]) -> str:
+    return fill_slots(template, SLOTS[lang], rng, values)
+
+
+def fill_slots(
+    template: str, slots: Mapping[str, Sequence[str]], rng: Random, values: dict[str, str]
+) -> str:
     """The template with its slots filled (the same slot gets the same value in one exchange)."""
-    for key, pool in SLOTS[lang].items():
+    for key, pool in slots.items():
         if "{" + key + "}" in template and key not in values:
             values[key] = rng.choice(pool)
-    return template.format(**{k: values.get(k, "") for k in SLOTS[lang]})
+    return template.format(**{k: values.get(k, "") for k in slots})
 
 
 def exchanges(lang: str, rng: Random) -> list[tuple[str, str]]:

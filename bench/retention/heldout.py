@@ -21,7 +21,7 @@ from bench.retention import heldout_synth as hs
 from bench.retention import heldout_texts as ht
 from bench.retention.events import Act, Edit, Event, Read, Say, Shell, Turn, Write
 from bench.retention.filler import RealTask
-from bench.retention.plants import Artifact, Plant, Visible
+from bench.retention.plants import Artifact, Plant, Visible, fresh
 from bench.retention.synth import Task
 
 Taken = Callable[[str], bool]
@@ -29,15 +29,6 @@ Taken = Callable[[str], bool]
 # How likely each placement of the error is picked first (then the others, until the agent's
 # own transcript shows the error line).
 PLACEMENT_WEIGHTS = {"middle": 4, "end": 3, "start": 2, "short": 1}
-
-
-def _fresh(rng: Random, pool: Sequence[str], used: set[str], taken: Taken) -> str:
-    free = [p for p in pool if p not in used and not taken(p)]
-    if not free:
-        raise RuntimeError("held-out pool exhausted for this session")
-    choice = free[rng.randrange(len(free))]
-    used.add(choice)
-    return choice
 
 
 # --- failures ------------------------------------------------------------------------------------
@@ -404,7 +395,7 @@ def file_edited_plant(
     pool = ht.EDITED_PATHS.get(ecosystem, ()) + ht.EDITED_PATHS["any"]
     if not [p for p in pool if p not in used and not taken(p)]:
         pool = tuple(p for paths in ht.EDITED_PATHS.values() for p in paths)
-    rel = _fresh(rng, pool, used, taken)
+    rel = fresh(rng, pool, used, taken)
     content = sample_content(rel, rng)
     old, new = hs.tweak(rel, content, rng)
     shell = _shell_edits(rel, old, new, content)
@@ -429,7 +420,7 @@ def file_edited_plant(
 def file_named_plant(
     rng: Random, *, lang: str, root: str, used: set[str], taken: Taken, file_tools: bool
 ) -> Plant:
-    rel = _fresh(rng, ht.NAMED_PATHS, used, taken)
+    rel = fresh(rng, ht.NAMED_PATHS, used, taken)
     message = rng.choice(ht.FILE_NAMED_FRAMES[lang]).format(path=rel)
     turns: list[Turn] = [Say("user", message)]
     read = rng.random() < 0.55
@@ -460,7 +451,7 @@ def constraint_plant(
     frames: Sequence[str],
     acks: Sequence[str],
 ) -> Plant:
-    clause = _fresh(rng, pool, used, taken)
+    clause = fresh(rng, pool, used, taken)
     frame = rng.choice(frames)
     if frame.startswith("{clause}") and lang != "zh":
         clause = clause[0].upper() + clause[1:]
@@ -497,13 +488,13 @@ def user_fact_plant(
 
 def decision_plant(rng: Random, *, lang: str, used: set[str], taken: Taken, chat: bool) -> Plant:
     if chat:
-        sentence = _fresh(rng, hc.DECISIONS[lang], used, taken)
+        sentence = fresh(rng, hc.DECISIONS[lang], used, taken)
         turns: list[Turn] = [
             Say("user", rng.choice(hc.DECISION_ASKS[lang])),
             Say("assistant", sentence),
         ]
     else:
-        sentence = _fresh(rng, ht.DECISIONS[lang], used, taken)
+        sentence = fresh(rng, ht.DECISIONS[lang], used, taken)
         turns = [Say("assistant", rng.choice(ht.DECISION_FRAMES[lang]).format(d=sentence))]
     return Plant("decision", turns, [Artifact("decision", sentence, {"language": lang})])
 

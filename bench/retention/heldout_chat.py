@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from random import Random
 
+from bench.retention.chat_texts import fill_slots
+
 
 @dataclass(frozen=True)
 class Topic:
@@ -524,10 +526,7 @@ FOLLOW_UPS: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 def _fill(template: str, lang: str, rng: Random, values: dict[str, str]) -> str:
-    for key, pool in SLOTS[lang].items():
-        if "{" + key + "}" in template and key not in values:
-            values[key] = rng.choice(pool)
-    return template.format(**{k: values.get(k, "") for k in SLOTS[lang]})
+    return fill_slots(template, SLOTS[lang], rng, values)
 
 
 def exchanges(lang: str, rng: Random) -> list[tuple[str, str]]:

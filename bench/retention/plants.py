@@ -358,7 +358,7 @@ def file_edited_plant(
     ecosystem: str = "",
 ) -> Plant:
     fitting = tuple(p for p in EDITED_PATHS if fits(p, ecosystem))
-    path = _fresh_path(rng, fitting, used, taken)
+    path = fresh(rng, fitting, used, taken)
     content = file_content(path, rng)
     event, via = _edit_event(rng, f"{root}/{path}", path, content, file_tools=file_tools)
     if isinstance(event, Shell):
@@ -375,15 +375,14 @@ def file_edited_plant(
     )
 
 
-def _fresh_path(
-    rng: Random, pool: Sequence[str], used: set[str], taken: Callable[[str], bool]
-) -> str:
+def fresh(rng: Random, pool: Sequence[str], used: set[str], taken: Callable[[str], bool]) -> str:
+    """An item of ``pool`` (a path, a sentence) neither used in this session nor taken."""
     free = [p for p in pool if p not in used and not taken(p)]
     if not free:
-        raise RuntimeError("path pool exhausted")
-    path = free[rng.randrange(len(free))]
-    used.add(path)
-    return path
+        raise RuntimeError("pool exhausted for this session")
+    item = free[rng.randrange(len(free))]
+    used.add(item)
+    return item
 
 
 def file_named_plant(
@@ -395,7 +394,7 @@ def file_named_plant(
     file_tools: bool,
     taken: Callable[[str], bool],
 ) -> Plant:
-    path = _fresh_path(rng, texts.NAMED_PATHS, used, taken)
+    path = fresh(rng, texts.NAMED_PATHS, used, taken)
     message = rng.choice(texts.FILE_NAMED_WRAPPERS[lang]).format(path=path)
     turns: list[Turn] = [Say("user", message)]
     if rng.random() < 0.5:
@@ -431,7 +430,7 @@ def constraint_plant(
     pool: Sequence[str] | None = None,
     acks: Sequence[str] | None = None,
 ) -> Plant:
-    clause = _fresh_path(rng, pool or texts.CONSTRAINTS[lang], used, taken)
+    clause = fresh(rng, pool or texts.CONSTRAINTS[lang], used, taken)
     wrapper = rng.choice(texts.CONSTRAINT_WRAPPERS[lang])
     if wrapper.startswith("{clause}") and lang != "zh":
         clause = clause[0].upper() + clause[1:]
@@ -468,7 +467,7 @@ def decision_plant(
     rng: Random, *, lang: str, used: set[str], taken: Callable[[str], bool]
 ) -> Plant:
     """A decision in the agent's prose (it becomes the thought of its next action)."""
-    sentence = _fresh_path(rng, texts.DECISIONS[lang], used, taken)
+    sentence = fresh(rng, texts.DECISIONS[lang], used, taken)
     return Plant(
         "decision",
         [Say("assistant", sentence)],
@@ -496,7 +495,7 @@ def chat_decision_plant(
     rng: Random, *, lang: str, used: set[str], taken: Callable[[str], bool]
 ) -> Plant:
     """In a chat: asked for advice, the assistant decides and says why."""
-    sentence = _fresh_path(rng, chat_texts.CHAT_DECISIONS[lang], used, taken)
+    sentence = fresh(rng, chat_texts.CHAT_DECISIONS[lang], used, taken)
     answer = sentence + rng.choice(CHAT_DECISION_TAILS[lang])
     return Plant(
         "decision",

@@ -57,7 +57,7 @@ def test_turns_skip_standalone_summaries_and_mark_the_lifted_message() -> None:
         [10, 11, 12],
         Window(0, 3, summaries=(), lifted=0),
         reading=read_tool_uses(msgs),
-        shown=Shown(),
+        shown=Shown(redacting=False),
         config=CompressConfig(context_length=8_000),
     )
     assert [t.removed for t in built.turns] == [False, True, True]

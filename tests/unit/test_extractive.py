@@ -236,3 +236,16 @@ def test_a_small_budget_shrinks_every_section_not_only_the_lists() -> None:
     for budget in (300, 700):
         text = extractive_summary(msgs, previous=None, budget_tokens=budget)
         assert counter.count_text(text) <= budget * 1.1 + 150  # 150: headings and labels
+
+
+def test_our_own_counts_do_not_make_a_message_a_fact() -> None:
+    # "(said 2 times)" and "(1,234 chars in all)" are ours: a repeated "Thanks!" is no fact,
+    # and is not kept before newer messages when the room is short; a real fact is.
+    fillers = [f"Tell me more about the {w} part" for w in "abcdefghijklmnopqrst"]
+    msgs = [user("Thanks!"), assistant("ok"), user("Thanks!"), assistant("ok")]
+    msgs += [user("The invoice number is 4471."), assistant("ok")]
+    for text in fillers:
+        msgs += [user(text), assistant("ok")]
+    said = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=150))[USER_MESSAGES]
+    assert "The invoice number is 4471." in said
+    assert "Thanks!" not in said

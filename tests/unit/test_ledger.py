@@ -48,18 +48,17 @@ def ran(call_id: str, command: str, output: str, code: int | None = 0) -> list[M
 def ledger_of(msgs: Sequence[Message], *, budget_bytes: int = 50_000) -> Ledger:
     """The ledger of ``msgs`` as a whole window, read the way ``compress`` reads one."""
     reading = read_tool_uses(msgs)
-    shown = Shown()
     built = build_turns(
         msgs,
         [10] * len(msgs),
         Window(0, len(msgs), summaries=(), lifted=None),
         reading=reading,
-        shown=shown,
+        shown=Shown(redacting=False),  # each turn is redacted whole
         config=CompressConfig(context_length=100_000),
     )
     prose = read_prose([t.message for t in built.turns], [t.at for t in built.turns])
     return extract_ledger(
-        built.turns, reading.uses, prose, reading, shown, budget_bytes=budget_bytes
+        built.turns, reading.uses, prose, reading, Shown(), budget_bytes=budget_bytes
     )
 
 

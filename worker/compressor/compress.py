@@ -105,7 +105,7 @@ def _summarize_window(
     """
     msgs, counts, config = start.msgs, start.counts, start.config
     reading = read_tool_uses(msgs, errors_before=split.tail_start)
-    shown = Shown.new()  # for the ledger: redacted piece by piece
+    shown = Shown()  # for the ledger: redacted piece by piece
     # The head (which stays as it came, never redacted) and the turns (each redacted whole).
     raw = Shown(redacting=False)
     # The head stays: its old tool outputs become their one-line accounts and its long

@@ -38,6 +38,14 @@ def bytes_for(tokens: int) -> int:
     return max(0, tokens) * _TENTH_BYTES_PER_BUDGET_TOKEN // 10
 
 
+def first_line(text: str) -> str:
+    """The first non-blank line of ``text`` (stripped), or ""."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
 def safe_prefix(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters without keeping a fragment of a token.
 

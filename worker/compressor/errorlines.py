@@ -89,7 +89,6 @@ _SPECIFIC = re.compile(
     | ---\ FAIL:\ .+                                             # go test
     | (?:error|fatal)(?:\[\w+\])?:\ .+                           # rustc, git, kubectl, many CLIs
     | (?:FATAL|ERROR|PANIC):\ .+                                 # psql, loggers
-    | \s*Error:\ .+                                              # node and many CLIs
     | (?:panic:\ |thread\ '.*'\ panicked\ at\ ).+                # go, rust
     | \S.*:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied|not\ found)
     | Segmentation\ fault.*|Killed|Aborted.*|Bus\ error.*
@@ -280,7 +279,7 @@ def _is_specific(line: str) -> bool:
         return True
     if "error" in line and _DIAGNOSTIC.search(line):
         return True
-    if "Error: " in line:  # behind a prefix: "Module not found: Error: ...", "Uncaught Error: ..."
+    if "Error: " in line:  # node and many CLIs, also behind a prefix ("Module not found: Error:")
         return True
     if ":" in line and _CODED.search(line):  # ruff, flake8, pylint: p.py:1:2: F841 msg
         return True
@@ -292,14 +291,6 @@ def _is_specific(line: str) -> bool:
         return True
     m = _PROGRAM.match(line)
     return m is not None and _ERROR_WORD.search(line, m.end()) is not None
-
-
-def first_line(text: str) -> str:
-    """The first non-blank line of ``text`` (stripped), or ""."""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
 
 
 def _candidate_lines(text: str, hits: list[tuple[int, int, int]]) -> list[tuple[int, int]]:

@@ -22,10 +22,10 @@ from worker.compressor.markers import summary_body
 from worker.compressor.messages import Message
 from worker.compressor.paths import text_paths
 from worker.compressor.prompts import SECTIONS
-from worker.compressor.prose import Prose, read_prose
+from worker.compressor.prose import Prose, distinct, read_prose, states_fact
 from worker.compressor.summarizer import SummaryRequest, SummaryResponse
 from worker.compressor.tool_calls import named_paths
-from worker.compressor.tooluse import Shown, ToolUse, read_tool_uses
+from worker.compressor.tooluse import Shown, ToolUse, fixed_later, later_successes, read_tool_uses
 
 EXTRACTIVE_NOTE = (
     "(Extractive summary: assembled by rules from the transcript, without a language model. "
@@ -56,7 +56,7 @@ class ExtractiveSummarizer:
         text = extractive_summary(
             request.window,
             previous=request.previous_summary,
-            budget_tokens=max(request.budget_tokens, request.room_tokens or 0),
+            budget_tokens=request.rule_based_tokens,
             uses=request.uses,
             prose=request.prose,
             focus_topic=request.focus_topic,
@@ -92,7 +92,7 @@ def extractive_summary(
     ``uses`` and ``prose``: the window's tool uses and what was said in it, as the core read
     them (from the messages before any cut); when None they are read from ``window`` itself.
     """
-    shown = Shown.new()
+    shown = Shown()
     uses = read_tool_uses(window).uses if uses is None else uses
     prose = read_prose(window) if prose is None else prose
     facts = _collect(window, prose, recent_turns)
@@ -102,9 +102,8 @@ def extractive_summary(
     # Filled in order of importance: each takes at most its share of what is left.
     sections["Active Task"] = _active_task(facts, old, room.left // 4)
     room.take(sections["Active Task"])
-    asks = _counted(facts.asks)
     sections[USER_MESSAGES] = room.lines(
-        [*_old_lines(old, USER_MESSAGES), *(_said(a, n) for a, n in asks)],
+        [*_old_lines(old, USER_MESSAGES), *(_said(s.text, n) for s, n in distinct(prose.asks))],
         0.45 if uses else 0.8,  # in a chat without tools, what the user said is most of it
         first=_rule_or_fact,
     )
@@ -270,19 +269,14 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
     return facts
 
 
-def _counted(texts: Sequence[str]) -> list[tuple[str, int]]:
-    """Each distinct message once (white space aside), at its last place, with how often it
-    was said."""
-    seen: dict[str, tuple[str, int]] = {}
-    for text in texts:
-        key = " ".join(text.split())
-        count = seen.pop(key, (text, 0))[1]
-        seen[key] = (text, count + 1)
-    return list(seen.values())
-
-
 def _rule_or_fact(line: str) -> bool:
-    return cues.RULE.search(line) or any(c.isdigit() for c in line)
+    """What the user said (``line``, as quoted here) states a rule or a fact; the counts we add
+    ("said 3 times", "1,200 chars in all") are not theirs."""
+    said = _OUR_COUNTS.sub("", line)
+    return cues.RULE.search(said) or states_fact(said)
+
+
+_OUR_COUNTS = re.compile(r" \((?:said \d+ times|[\d,]+ chars in all)\)")
 
 
 def _said(text: str, times: int = 1) -> str:
@@ -293,9 +287,7 @@ def _said(text: str, times: int = 1) -> str:
     if len(stripped) <= _SHORT_MESSAGE:
         return f'"{stripped}"{again}'
     parts = list(cues.sentences(text[:20_000]))
-    chosen = {0, len(parts) - 1} | {
-        i for i, (_, s) in enumerate(parts) if cues.RULE.search(s) or any(c.isdigit() for c in s)
-    }
+    chosen = {0, len(parts) - 1} | {i for i, (_, s) in enumerate(parts) if _rule_or_fact(s)}
     quoted: list[str] = []
     used = 0
     for i, (_, sentence) in enumerate(parts):
@@ -311,16 +303,12 @@ def _said(text: str, times: int = 1) -> str:
 
 def _failures(uses: Sequence[ToolUse], shown: Shown, *, open_only: bool) -> list[str]:
     """Commands that failed and never passed later: `command` → exit N: first error line."""
-    passed: dict[str, int] = {}
-    for use in uses:
-        if use.command and use.result is not None and not use.failed and not use.errors:
-            passed[" ".join(use.command.split())] = use.call_index
+    passed = later_successes(uses)
     out = []
     for use in uses:
         if not (use.failed or (use.errors and use.kind in ("shell", "code"))):
             continue
-        later = passed.get(" ".join((use.command or "").split()), -1) > use.call_index
-        if open_only and later:
+        if open_only and fixed_later(use, passed):
             continue
         out.append(_failure_line(use, shown))
     return out

@@ -21,8 +21,8 @@ from worker.compressor import cues
 from worker.compressor import ledger_scan as scan
 from worker.compressor.cuts import quote, size
 from worker.compressor.paths import text_paths
-from worker.compressor.prose import Prose, Said
-from worker.compressor.tooluse import Reading, Shown, ToolUse
+from worker.compressor.prose import Prose, distinct, states_fact
+from worker.compressor.tooluse import Reading, Shown, ToolUse, fixed_later, later_successes
 from worker.compressor.turns import Turn
 
 Kind: TypeAlias = Literal[
@@ -138,7 +138,7 @@ def extract_ledger(
 
 
 def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[Entry]:
-    passed = _later_successes(reading)
+    passed = later_successes(reading.uses)
     out: list[Entry] = []
     # Identifiers in arguments are rare: all are asked at once first, each by its opening
     # (where a command names a commit or an issue; a heredoc's body is code, full of hex).
@@ -146,7 +146,7 @@ def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[
     for i, use in enumerate(uses):
         order = use.call_index
         if use.kind in ("shell", "code") and use.command and (use.failed or use.errors):
-            out += _command_entries(use, shown, resolved=passed.get(_key(use), -1) > order)
+            out += _command_entries(use, shown, resolved=fixed_later(use, passed))
         elif use.failed and use.first_error:
             where = (
                 f"{use.call.name} {shown.text(use.facts.paths[0], 80)}: " if use.facts.paths else ""
@@ -179,19 +179,6 @@ def _command_entries(use: ToolUse, shown: Shown, *, resolved: bool) -> list[Entr
     return entries
 
 
-def _later_successes(reading: Reading) -> dict[str, int]:
-    """For each command (white space collapsed), the last call index where it succeeded."""
-    passed: dict[str, int] = {}
-    for use in reading.uses:
-        if use.command and use.result is not None and not use.failed and not use.errors:
-            passed[_key(use)] = use.call_index
-    return passed
-
-
-def _key(use: ToolUse) -> str:
-    return use.command or ""  # the same command is the same text
-
-
 def _exact_strings_of_call(use: ToolUse, shown: Shown, order: int, *, ids: bool) -> list[Entry]:
     """URLs and identifiers in a call's arguments (redacted: a URL may carry a password)."""
     args = use.call.arguments
@@ -211,7 +198,7 @@ def _from_prose(prose: Prose) -> list[Entry]:
     rules: dict[int, list[str]] = {}
     for said in prose.rules:
         rules.setdefault(said.at, []).append(said.text)
-    for said in _latest_of_each(prose.asks):
+    for said, _ in distinct(prose.asks):
         out += _user_entries(said.text, said.at, rules)
     for said in prose.decisions:
         quoted = quote(said.text, _QUOTE_CHARS)
@@ -259,7 +246,7 @@ def _said(sentence: str, order: int, rank: int) -> Entry:
 
 def _user_rank(sentence: str, *, rule: bool) -> int:
     """A rule or a fact first; then a statement; a question or a short reply last."""
-    if rule or _HAS_FACT.search(sentence):
+    if rule or states_fact(sentence):
         return _RANK["user_rule"]
     if (
         "?" in sentence
@@ -270,18 +257,6 @@ def _user_rank(sentence: str, *, rule: bool) -> int:
     return _RANK["user"]
 
 
-def _latest_of_each(said: Sequence[Said]) -> list[Said]:
-    """Each distinct message once (white space aside), at its latest place, in order."""
-    latest: dict[str, Said] = {}
-    for item in said:
-        key = " ".join(item.text.split())
-        latest.pop(key, None)
-        latest[key] = item
-    return list(latest.values())
-
-
-# Digits, an e-mail, two capitalised words in a row (a name): a fact worth keeping.
-_HAS_FACT = re.compile(r"\d|@|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
 _NAMED = re.compile(r"\S@\S|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
 
 

@@ -26,14 +26,10 @@ def may_hold_urls(text: str) -> bool:
 
 
 def urls(text: str) -> list[str]:
-    return [url for _, url in url_spans(text)]
-
-
-def url_spans(text: str) -> list[tuple[int, str]]:
-    """(offset, URL) of each URL in ``text``."""
+    """The URLs in ``text``, in order."""
     if not may_hold_urls(text):
         return []
-    return [(m.start(), m.group(0).rstrip(_URL_TRAILING)) for m in _URL.finditer(text)]
+    return [m.group(0).rstrip(_URL_TRAILING) for m in _URL.finditer(text)]
 
 
 # Patterns start with a literal or a character class, and boundaries are checked afterwards:
@@ -126,11 +122,12 @@ def _utf8_len(text: str) -> int:
 
 def identifiers(text: str) -> list[str]:
     """Git SHAs, issue and PR references, UUIDs: strings a summary must not paraphrase."""
-    return [value for _, value in identifier_spans(text)]
+    return [value for _, value in _identifier_spans(text)]
 
 
-def identifier_spans(text: str) -> list[tuple[int, str]]:
-    """(offset, identifier) of each identifier in ``text``, in order."""
+def _identifier_spans(text: str) -> list[tuple[int, str]]:
+    """(offset, identifier) of each identifier in ``text``, in order (several patterns find
+    them: the offsets put them back in order)."""
     if not may_hold_identifiers(text):
         return []
     shape = text.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)

@@ -249,89 +249,65 @@ def _may_write(line: str) -> bool:
     return bool(found)
 
 
-# Files a script writes (Python and Node), named by a string literal where it writes them.
-_QUOTED = r"(?P<q>['\"`])(?P<path>[^'\"`\n]{1,240})(?P=q)"
-_PY_DIRECT = re.compile(
-    rf"Path\(\s*{_QUOTED}\s*\)\s*\.(?:write_text|write_bytes|open\(\s*['\"][wax])"
+# Files a script writes (Python and Node): the first argument of a writing call, a string
+# literal or a name bound to one (``file = "x"``, ``p = Path("x")``). Each pattern starts with
+# a literal (a fast scan); what stands before it is checked where it matched.
+def _quoted(group: str) -> str:
+    return rf"(?P<q{group}>['\"`])(?P<{group}>[^'\"`\n]{{1,240}})(?P=q{group})"
+
+
+_NAME = r"[A-Za-z_]\w*"
+_TARGET = rf"(?:{_quoted('path')}|(?P<name>{_NAME}))"
+_PY_OPEN = re.compile(rf"open\(\s*{_TARGET}\s*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax]")
+_PY_PATH = re.compile(  # Path("x").write_text(...), p.write_text(...), p.open("w")
+    rf"(?:Path\(\s*{_TARGET}\s*\)|(?P<var>{_NAME}))\s*\.(?:write_text|write_bytes|open\(\s*['\"][wax])"
 )
-_PY_OPEN = re.compile(rf"open\(\s*{_QUOTED}\s*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax]")
-_NODE_WRITE = re.compile(
-    rf"\b(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream)\(\s*{_QUOTED}"
-)
-_PATH_WRITES = (
-    "write_text(",
-    "write_bytes(",
-    *(f"open({q}{mode}" for q in "'\"" for mode in "wax"),
-)
-_PY_PATH = re.compile(rf"Path\(\s*{_QUOTED}\s*\)")
-_ASSIGNED_TO = re.compile(r"(\w+)\s*=\s*(?:pathlib\.)?\Z")
+_NODE_WRITE = re.compile(rf"(?:File(?:Sync)?|WriteStream)\(\s*{_TARGET}\s*[,)]")
+_NODE_CALLS = ("writeFile", "writeFileSync", "appendFile", "appendFileSync", "createWriteStream")
 
 
 def script_written_files(code: str, hints: AbstractSet[str] | None = None) -> list[str]:
     """Files a Python or Node script writes: ``Path('x').write_text``, ``p = Path('x')`` then
-    ``p.write_text``, ``open('x', 'w')``, ``fs.writeFileSync('x', ...)``.
+    ``p.write_text``, ``open('x', 'w')``, ``fs.writeFileSync('x', ...)``, each also through a
+    name bound to the path (``const file = "x"; fs.writeFileSync(file, ...)``).
 
     Each pattern runs only on code that holds its literal part (``hints``: those ``_HINTS``
     found, when the caller has looked already): most commands hold none.
     """
     if hints is None:
         hints = {_HINTS.needles[i] for i, _, _ in _HINTS.matches(code)}
-    found: list[str] = []
+    calls: list[re.Match[str]] = []
     if "Path(" in hints and "write" in code:
-        found += [m.group("path") for m in _PY_DIRECT.finditer(code)]
-        for m in _PY_PATH.finditer(code):  # p = Path('x') ... p.write_text(...)
-            line_start = code.rfind("\n", 0, m.start()) + 1
-            var = _ASSIGNED_TO.search(code, line_start, m.start())
-            if var is None:
-                continue
-            name = var.group(1)
-            if any(f"{name}.{call}" in code for call in _PATH_WRITES):
-                found.append(m.group("path"))
+        calls += _PY_PATH.finditer(code)
     if "open(" in hints:
-        found += [
-            m.group("path")
-            for m in _PY_OPEN.finditer(code)
-            if m.start() == 0 or not (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_.")
-        ]
+        calls += (m for m in _PY_OPEN.finditer(code) if _call_starts(code, m.start()))
     if not hints.isdisjoint(_NODE_HINTS):
-        found += [m.group("path") for m in _NODE_WRITE.finditer(code)]
-    if "open(" in hints or not hints.isdisjoint(_NODE_HINTS):
-        found += _named_writes(code, hints)
+        calls += (
+            m
+            for m in _NODE_WRITE.finditer(code)
+            if code.endswith(_NODE_CALLS, 0, m.start() + m.group(0).index("("))
+        )
+    found: list[str] = []
+    for m in calls:
+        path, name = m.group("path"), m.group("name") or m.groupdict().get("var")
+        found += [path] if path else _bound_paths(code, name) if name else []
     return _unique(f for f in found if _WRITTEN_RE.fullmatch(f) and f not in _NOT_FILES)
 
 
-# A path held by a name first (``const file = "x"`` / ``target = "x"``), then written through
-# the name: ``fs.writeFileSync(file, ...)``, ``open(target, "w")``. The writes are looked for
-# first (few scripts have one), then each name's assignment. Each pattern starts with a literal
-# (a fast scan); what comes before it is checked where it matched.
-_OPEN_NAME = re.compile(r"open\(\s*([A-Za-z_]\w*)\s*,\s*(?:mode\s*=\s*)?['\"][rbt]*[wax]")
-_NODE_NAME = re.compile(r"(?:File(?:Sync)?|WriteStream)\(\s*([A-Za-z_]\w*)\s*[,)]")
-_NODE_CALLS = ("writeFile", "writeFileSync", "appendFile", "appendFileSync", "createWriteStream")
+def _call_starts(code: str, at: int) -> bool:
+    """A call of its own at ``at`` (``open(``, not ``os.open(`` or ``reopen(``)."""
+    return at == 0 or not (code[at - 1].isalnum() or code[at - 1] in "_.")
 
 
-def _named_writes(code: str, hints: AbstractSet[str]) -> list[str]:
-    names: list[str] = []
-    if "open(" in hints:
-        names += [
-            m.group(1)
-            for m in _OPEN_NAME.finditer(code)
-            if m.start() == 0 or not (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_.")
-        ]
-    if not hints.isdisjoint(_NODE_HINTS):
-        for m in _NODE_NAME.finditer(code):
-            call_end = m.group(0).index("(")
-            if code.endswith(_NODE_CALLS, 0, m.start() + call_end):
-                names.append(m.group(1))
-    found = []
-    for name in dict.fromkeys(names):
-        assigned = re.search(
-            rf"^[ \t]*(?:(?:const|let|var)\s+)?{re.escape(name)}\s*=\s*{_QUOTED}\s*;?[ \t]*$",
-            code,
-            re.M,
-        )
-        if assigned is not None:
-            found.append(assigned.group("path"))
-    return found
+def _bound_paths(code: str, name: str) -> list[str]:
+    """The paths ``name`` is bound to in ``code``: ``name = "x"`` alone on its line (``const``,
+    ``let`` or ``var`` before it), or ``name = Path("x")``."""
+    binding = re.compile(
+        rf"(?<!\w)(?:(?:const|let|var)\s+)?{re.escape(name)}\s*=\s*"
+        rf"(?:(?:pathlib\.)?Path\(\s*{_quoted('made')}\s*\)|{_quoted('literal')}\s*;?[ \t]*$)",
+        re.MULTILINE,
+    )
+    return [m.group("made") or m.group("literal") for m in binding.finditer(code)]
 
 
 def _without_heredoc_bodies(command: str) -> list[str]:
@@ -390,9 +366,20 @@ def _simple_commands(tokens: list[str]) -> Iterator[tuple[list[str], list[str]]]
     yield words, targets
 
 
+# Words that run the command after them: left out with assignments to find its program.
+WRAPPERS = frozenset({"sudo", "time", "command", "then"})
+
+
+def command_words(words: list[str], wrappers: AbstractSet[str] = WRAPPERS) -> list[str]:
+    """A simple command's words from its program on (``A=1 sudo make x``: make x)."""
+    i = 0
+    while i < len(words) and ("=" in words[i] or words[i] in wrappers):
+        i += 1
+    return words[i:]
+
+
 def _files_written_by(words: list[str]) -> list[str]:
-    while words and ("=" in words[0] or words[0] in ("sudo", "env", "command", "time")):
-        words = words[1:]  # VAR=value cmd, sudo cmd
+    words = command_words(words, WRAPPERS | {"env"})  # env A=1 sed -i ...: sed writes
     if not words:
         return []
     program, args = words[0].rsplit("/", 1)[-1], words[1:]

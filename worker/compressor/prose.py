@@ -114,6 +114,26 @@ def _with_stated_reason(text: str, start: int, sentence: str) -> str:
     return text[start : after[0] + len(after[1])] if after is not None else sentence
 
 
+def distinct(said: Sequence[Said]) -> list[tuple[Said, int]]:
+    """Each distinct message once (white space aside), at its latest place, in order, with how
+    often it was said."""
+    latest: dict[str, tuple[Said, int]] = {}
+    for item in said:
+        key = " ".join(item.text.split())
+        count = latest.pop(key, (item, 0))[1]
+        latest[key] = (item, count + 1)
+    return list(latest.values())
+
+
+# Digits, an e-mail, two capitalised words in a row (a name): a fact worth keeping.
+_FACT = re.compile(r"\d|@|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+
+
+def states_fact(sentence: str) -> bool:
+    """``sentence`` names a number, an address or a person: a fact worth keeping."""
+    return _FACT.search(sentence) is not None
+
+
 def _too_short(text: str) -> bool:
     if len(text) >= _MIN_DECISION_CHARS:
         return False

@@ -35,7 +35,12 @@ from worker.compressor.prompts import (
 from worker.compressor.prose import Prose
 from worker.compressor.redact import redact_text
 from worker.compressor.serialize import Serialized, serialize_turn
-from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
+from worker.compressor.summarizer import (
+    Summarizer,
+    SummaryRequest,
+    SummaryResponse,
+    rule_based_budget,
+)
 from worker.compressor.tokens import TokenCounter
 from worker.compressor.tooluse import ToolUse
 from worker.compressor.turns import Turn
@@ -99,10 +104,11 @@ def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: F
     exact count (CJK text estimates low), it is asked once more with the budget scaled down.
     """
     window = [t.message for t in turns]
-    request = _request(job, "", window, previous, index=0, count=1, turns=turns)
+    uses, prose = _read_in(turns, job)
+    request = _request(job, "", window, previous, index=0, count=1, uses=uses, prose=prose)
     outcome = _call_or_error(job, request, folded)
     if isinstance(outcome, SummaryResponse):
-        limit = max(request.budget_tokens, request.room_tokens or 0)
+        limit = request.rule_based_tokens
         tokens = job.counter.count_text(outcome.text)
         if tokens > limit * _RULE_BASED_SLACK:
             scaled = replace(
@@ -305,12 +311,13 @@ def _fallback(
         "removed without an LLM summary. The notes below about them were extracted by rules, "
         "not written by a model, so details may be missing."
     )
+    uses, prose = _read_in(turns, job)
     body = extractive_summary(
         [t.message for t in turns],
         previous=running,
-        budget_tokens=max(job.budget_tokens, job.room_tokens or 0),
-        uses=_uses_of(turns, job),
-        prose=job.prose.within({t.at for t in turns}),
+        budget_tokens=rule_based_budget(job.budget_tokens, job.room_tokens),
+        uses=uses,
+        prose=prose,
         focus_topic=job.focus_topic,
     )
     red = redact_text(f"{marker}\n\n{body}")
@@ -326,7 +333,8 @@ def _request(
     *,
     index: int,
     count: int,
-    turns: Sequence[Turn] | None = None,
+    uses: Sequence[ToolUse] | None = None,  # for a rule-based summarizer; an LLM reads the prompt
+    prose: Prose | None = None,
 ) -> SummaryRequest:
     return SummaryRequest(
         prompt=prompt,
@@ -339,15 +347,12 @@ def _request(
         chunk_index=index,
         chunk_count=count,
         room_tokens=job.room_tokens,
-        # Only a rule-based summarizer reads these; an LLM reads the prompt.
-        uses=_uses_of(turns, job) if turns is not None and not job.summarizer.is_llm else None,
-        prose=job.prose.within({t.at for t in turns})
-        if turns is not None and not job.summarizer.is_llm
-        else None,
+        uses=uses,
+        prose=prose,
     )
 
 
-def _uses_of(turns: Sequence[Turn], job: Job) -> list[ToolUse]:
-    """The tool uses whose calls are among ``turns``."""
+def _read_in(turns: Sequence[Turn], job: Job) -> tuple[list[ToolUse], Prose]:
+    """The tool uses whose calls are among ``turns``, and what was said in them."""
     indexes = {t.at for t in turns}
-    return [u for u in job.uses if u.call_index in indexes]
+    return [u for u in job.uses if u.call_index in indexes], job.prose.within(indexes)

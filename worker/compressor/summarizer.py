@@ -37,6 +37,17 @@ class SummaryRequest:
     # which quotes instead of condensing, may fill it (never less than ``budget_tokens``).
     room_tokens: int | None = None
 
+    @property
+    def rule_based_tokens(self) -> int:
+        """What a rule-based summary may take (``rule_based_budget``)."""
+        return rule_based_budget(self.budget_tokens, self.room_tokens)
+
+
+def rule_based_budget(budget_tokens: int, room_tokens: int | None) -> int:
+    """A rule-based summary quotes instead of condensing: it may fill the room under the
+    target when that is more than its budget."""
+    return max(budget_tokens, room_tokens or 0)
+
 
 @dataclass(frozen=True, slots=True)
 class SummaryResponse:

@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 
 from worker.compressor.paths import (
     argument_paths,
+    command_words,
     patch_files,
     script_written_files,
     shell_written_files,
@@ -347,9 +348,7 @@ def _simple_commands(command: str) -> Iterator[list[str]]:
     """Each simple command's words, its program (without its directory) first; assignments
     and ``sudo``/``time`` before it left out. A heredoc's body is not looked at."""
     for segment in _SEGMENT_SPLIT.split(command.split("<<", 1)[0]):
-        words = segment.split()
-        while words and ("=" in words[0] or words[0] in ("sudo", "time", "command", "then")):
-            words = words[1:]
+        words = command_words(segment.split())
         if words:
             words[0] = words[0].rsplit("/", 1)[-1]
             yield words

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from worker.compressor import jsonvalue
+from worker.compressor.cuts import first_line
 
 _ENDS_LINES = 4  # envelope lines sit among the first line or the last four lines of a result
 _ENDS_CHARS = 1_200
@@ -38,7 +39,7 @@ def read_result(text: str, *, shell: bool) -> ResultFacts:
         facts = facts._replace(failed=True, error=facts.error or wrapper_error)
     body = facts.body
     if not facts.failed and facts.exit_code is None and _FAILURE_START.match(body, _lead(body)):
-        facts = facts._replace(failed=True, error=facts.error or _first_line(body))
+        facts = facts._replace(failed=True, error=facts.error or first_line(body))
     return facts
 
 
@@ -101,10 +102,10 @@ def _unwrapped(text: str) -> tuple[str, str | None]:
             return inner, inner
     if text.endswith(_ERROR_TRAILER):
         text = text[: -len(_ERROR_TRAILER)]
-        return text, _first_line(text)
+        return text, first_line(text)
     if text.startswith(_ERROR_HEADER):
         text = text[len(_ERROR_HEADER) :].lstrip("\n")
-        return text, _first_line(text)
+        return text, first_line(text)
     return text, None
 
 
@@ -377,10 +378,3 @@ def _envelope_line(
 
 
 _FIRST_LINE_TIMEOUT = re.compile(r"(?i)command timed out after \S+(?: \S+)?$")
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from worker.compressor import jsonvalue
-from worker.compressor.cuts import safe_prefix
-from worker.compressor.errorlines import ErrorLine, error_lines, first_line, may_hold_errors
+from worker.compressor.cuts import first_line, safe_prefix
+from worker.compressor.errorlines import ErrorLine, error_lines, may_hold_errors
 from worker.compressor.messages import Message, ToolCall, content_text, image_count
 from worker.compressor.redact import redact_text
 from worker.compressor.tool_calls import CallFacts, Kind, only_views, programs, read_call
@@ -112,6 +112,25 @@ def read_tool_uses(msgs: Sequence[Message], *, errors_before: int | None = None)
             uses[id(call)] = by_result[i] = use
     ordered = tuple(uses.values())
     return Reading(ordered, by_result, uses)
+
+
+def later_successes(uses: Sequence[ToolUse]) -> dict[str, int]:
+    """For each command (white space collapsed), the last call index where it succeeded: a
+    failure before it was fixed by running it again."""
+    passed: dict[str, int] = {}
+    for use in uses:
+        if use.command and use.result is not None and not use.failed and not use.errors:
+            passed[_command_key(use)] = use.call_index
+    return passed
+
+
+def fixed_later(use: ToolUse, passed: Mapping[str, int]) -> bool:
+    """The same command succeeded after ``use`` (``passed``: from ``later_successes``)."""
+    return passed.get(_command_key(use), -1) > use.call_index
+
+
+def _command_key(use: ToolUse) -> str:
+    return " ".join((use.command or "").split())
 
 
 def _unanswered(call: ToolCall, index: int, parse: _ArgumentCache, *, light: bool) -> ToolUse:
@@ -247,10 +266,6 @@ class Shown:
         self._memo: dict[str, str] = {}
         self.redactions = 0  # secrets replaced in what was shown
         self.redacting = redacting
-
-    @classmethod
-    def new(cls) -> Shown:
-        return cls()
 
     def redact(self, text: str) -> str:
         if not self.redacting:

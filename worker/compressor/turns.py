@@ -64,7 +64,8 @@ def build_turns(
     shown: Shown,
     config: CompressConfig,
 ) -> Built:
-    """Turns for ``msgs[window.start:window.end]``, and what was done to show them."""
+    """Turns for ``msgs[window.start:window.end]``, and what was done to show them. Each turn
+    is redacted whole here: ``shown`` need not redact its pieces (``Shown(redacting=False)``)."""
     turns: list[Turn] = []
     redactions = results = dedup = shrunk = 0
     redact = cache(redact_text)  # agent transcripts repeat texts; redaction is pure
@@ -79,9 +80,8 @@ def build_turns(
                 real, reading.by_result.get(index), newer.get(index), shown, config
             )
             if shown_result is not None:
-                if not shown.redacting:
-                    shown_result, count = redact_turn(shown_result, redact)
-                    redactions += count
+                shown_result, count = redact_turn(shown_result, redact)
+                redactions += count
                 turns.append(Turn(shown_result, index != window.lifted, None, index))
                 dedup += index in newer
                 results += index not in newer
@@ -101,8 +101,8 @@ def _shown_result(
     msg: Message, use: ToolUse | None, newer: str | None, shown: Shown, config: CompressConfig
 ) -> Message | None:
     """A tool result as the summarizer reads it: its account, then what matters of its body
-    (redacted when ``shown`` redacts). None for a result shown as it is (short, or without its
-    call)."""
+    (not redacted yet: the turn is, whole). None for a result shown as it is (short, or without
+    its call)."""
     text = content_text(msg.content)
     if use is None or (len(text) < config.prune_min_chars and newer is None):
         return None
@@ -115,7 +115,7 @@ def _shown_result(
     excerpt = line_excerpt(
         use.body, head=room // 4, tail=room // 4, marked=[e.at for e in use.errors], room=room
     )
-    return msg.with_content(f"{account}\n{shown.redact(excerpt)}")
+    return msg.with_content(f"{account}\n{excerpt}")
 
 
 def redact_turn(msg: Message, redact: Redact = redact_text) -> tuple[Message, int]:
