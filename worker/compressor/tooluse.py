@@ -115,22 +115,19 @@ def read_tool_uses(msgs: Sequence[Message], *, errors_before: int | None = None)
 
 
 def later_successes(uses: Sequence[ToolUse]) -> dict[str, int]:
-    """For each command (white space collapsed), the last call index where it succeeded: a
-    failure before it was fixed by running it again."""
+    """For each command, the last call index where it succeeded: a failure before it was
+    fixed by running the same command again (the same text: a heredoc's command runs to
+    kilobytes, and agents rerun by repeating it)."""
     passed: dict[str, int] = {}
     for use in uses:
         if use.command and use.result is not None and not use.failed and not use.errors:
-            passed[_command_key(use)] = use.call_index
+            passed[use.command] = use.call_index
     return passed
 
 
 def fixed_later(use: ToolUse, passed: Mapping[str, int]) -> bool:
     """The same command succeeded after ``use`` (``passed``: from ``later_successes``)."""
-    return passed.get(_command_key(use), -1) > use.call_index
-
-
-def _command_key(use: ToolUse) -> str:
-    return " ".join((use.command or "").split())
+    return use.command is not None and passed.get(use.command, -1) > use.call_index
 
 
 def _unanswered(call: ToolCall, index: int, parse: _ArgumentCache, *, light: bool) -> ToolUse:
