@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from worker.compressor.errors import CompactionError, InvalidTranscriptError
 from worker.store.errors import (
+    IdempotencyKeyReusedError,
     IntegrityViolationError,
     JobFencedError,
     JobNotFoundError,
@@ -40,6 +41,7 @@ ERROR_STATUS: dict[type[Exception], tuple[int, str]] = {
     VersionConflictError: (412, "version-conflict"),
     OpenJobExistsError: (409, "job-already-open"),
     JobFencedError: (409, "job-fenced"),
+    IdempotencyKeyReusedError: (422, "idempotency-key-reused"),
     IntegrityViolationError: (409, "constraint-violated"),
     StoreError: (500, "store-error"),
     InvalidTranscriptError: (422, "invalid-transcript"),

@@ -6,6 +6,7 @@
     ├── VersionConflictError       If-Match named a version that is not the current one
     ├── OpenJobExistsError         the session already has a queued or running job
     ├── JobFencedError             the job is not open at this attempt: a stale worker is fenced out
+    ├── IdempotencyKeyReusedError  an Idempotency-Key came back with another request body
     └── IntegrityViolationError    a database constraint refused the write (names the constraint)
 
 SQLAlchemy's ``IntegrityError`` is translated once, here, by the name of the constraint that
@@ -71,6 +72,19 @@ class JobFencedError(StoreError):
         self.attempt = attempt
         self.status = status
         self.current_attempt = current_attempt
+
+
+class IdempotencyKeyReusedError(StoreError):
+    """A retry must repeat its request: the same key with another body is another request."""
+
+    def __init__(self, key: str, session_id: str, route: str) -> None:
+        super().__init__(
+            f"Idempotency-Key {key!r} was already used on this session's {route} with another "
+            "request body; a retry must send the same body, a new request needs a new key"
+        )
+        self.key = key
+        self.session_id = session_id
+        self.route = route
 
 
 class IntegrityViolationError(StoreError):
