@@ -48,11 +48,14 @@ __all__ = [
     "JobClaim",
     "JobStats",
     "Timings",
+    "add_job",
     "claim_job",
     "create_job",
     "finish_job",
+    "finish_job_in",
     "get_job",
     "hygiene_state",
+    "hygiene_state_in",
     "idle_sessions",
     "job_stats",
     "job_telemetry",
@@ -122,36 +125,47 @@ def create_job(
     force: bool = False,
 ) -> JobRow:
     """A queued job; ``OpenJobExistsError`` when the session already has one open."""
+    with db.write() as s:
+        if s.get(SessionRow, session_id) is None:
+            raise SessionNotFoundError(session_id)
+        return add_job(s, session_id=session_id, trigger=trigger, focus_topic=focus_topic,
+                       force=force)  # fmt: skip
+
+
+def add_job(
+    s: Session,
+    *,
+    session_id: str,
+    trigger: str,
+    focus_topic: str | None = None,
+    force: bool = False,
+) -> JobRow:
+    """``create_job`` inside the caller's transaction: a refusal leaves that transaction usable."""
     if trigger not in JOB_TRIGGERS:
         raise ValueError(f"trigger must be one of {', '.join(JOB_TRIGGERS)}, got {trigger!r}")
+    open_id = open_job_id(s, session_id)
+    if open_id is not None:
+        raise OpenJobExistsError(open_id, session_id)
+    row = JobRow(
+        id=str(uuid.uuid4()),
+        session_id=session_id,
+        trigger=trigger,
+        status="queued",
+        focus_topic=focus_topic,
+        force=force,
+        attempt=0,
+        enqueued_at=utcnow(),
+        callback_attempts=0,
+    )
     try:
-        with db.write() as s:
-            if s.get(SessionRow, session_id) is None:
-                raise SessionNotFoundError(session_id)
-            open_id = open_job_id(s, session_id)
-            if open_id is not None:
-                raise OpenJobExistsError(open_id, session_id)
-            row = JobRow(
-                id=str(uuid.uuid4()),
-                session_id=session_id,
-                trigger=trigger,
-                status="queued",
-                focus_topic=focus_topic,
-                force=force,
-                attempt=0,
-                enqueued_at=utcnow(),
-                callback_attempts=0,
-            )
+        with s.begin_nested():  # a savepoint: losing the race undoes this insert only
             s.add(row)
-            s.flush()
-            return row
     except IntegrityError as exc:
         # A concurrent creator won (PostgreSQL: our insert waited on the partial unique index).
         if violated_constraint(exc) != _OPEN_JOB_INDEX:
             raise translate_integrity_error(exc) from exc
-        with db.read() as s:
-            winner = open_job_id(s, session_id)
-        raise OpenJobExistsError(winner or "unknown", session_id) from exc
+        raise OpenJobExistsError(open_job_id(s, session_id) or "unknown", session_id) from exc
+    return row
 
 
 def claim_job(db: Database, *, job_id: str, worker: str | None = None) -> JobClaim | None:
@@ -260,23 +274,45 @@ def finish_job(
     A pass that ran but found nothing to do counts as an ineffective pass for the thrash guard,
     so hygiene cannot re-queue it on every turn.
     """
+    with db.write() as s:
+        return finish_job_in(
+            s, job_id=job_id, attempt=attempt, status=status, skip_reason=skip_reason,
+            error_class=error_class, error=error, report=report, timings=timings,
+            worker=worker, thrash_strikes=thrash_strikes,
+        )  # fmt: skip
+
+
+def finish_job_in(
+    s: Session,
+    *,
+    job_id: str,
+    attempt: int,
+    status: str,
+    skip_reason: str | None = None,
+    error_class: str | None = None,
+    error: str | None = None,
+    report: CompactionReport | None = None,
+    timings: Timings | None = None,
+    worker: str | None = None,
+    thrash_strikes: int = 2,
+) -> JobRow:
+    """``finish_job`` inside the caller's transaction."""
     if status not in ("skipped", "aborted", "failed"):
         raise ValueError(f"finish_job takes skipped, aborted or failed, not {status!r}")
-    with db.write() as s:
-        job = _fenced_job(s, job_id, attempt, statuses=OPEN_JOB_STATUSES)
-        if worker is not None:
-            job.worker = worker
-        _finish(
-            job, status, skip_reason=skip_reason, error_class=error_class, error=error,
-            report=report, timings=timings,
+    job = _fenced_job(s, job_id, attempt, statuses=OPEN_JOB_STATUSES)
+    if worker is not None:
+        job.worker = worker
+    _finish(
+        job, status, skip_reason=skip_reason, error_class=error_class, error=error,
+        report=report, timings=timings,
+    )  # fmt: skip
+    if status == "skipped" and report is not None and report.noop_reason is not None:
+        session = _lock_session_of(s, job)
+        _update_thrash_state(
+            session, savings_pct=0.0, tripped=False, strikes=thrash_strikes,
+            ineffective_below_pct=float("inf"),
         )  # fmt: skip
-        if status == "skipped" and report is not None and report.noop_reason is not None:
-            session = _lock_session_of(s, job)
-            _update_thrash_state(
-                session, savings_pct=0.0, tripped=False, strikes=thrash_strikes,
-                ineffective_below_pct=float("inf"),
-            )  # fmt: skip
-        return job
+    return job
 
 
 def record_callback(db: Database, *, job_id: str, status: str) -> JobRow:
@@ -352,23 +388,28 @@ class HygieneState:
 
 def hygiene_state(db: Database, *, session_id: str, now: datetime | None = None) -> HygieneState:
     """Everything ``worker.hygiene.decide`` needs from the database, read in one transaction."""
-    since = (now or utcnow()) - timedelta(hours=1)
     with db.read() as s:
-        session = s.get(SessionRow, session_id)
-        if session is None:
-            raise SessionNotFoundError(session_id)
-        auto = s.scalar(
-            select(func.count())
-            .select_from(JobRow)
-            .where(
-                JobRow.session_id == session_id,
-                JobRow.trigger.in_(AUTO_TRIGGERS),
-                JobRow.enqueued_at >= since,
-                # A job the broker never received was not a compaction.
-                or_(JobRow.error_class.is_(None), JobRow.error_class != _BROKER_UNAVAILABLE),
-            )
+        return hygiene_state_in(s, session_id=session_id, now=now)
+
+
+def hygiene_state_in(s: Session, *, session_id: str, now: datetime | None = None) -> HygieneState:
+    """``hygiene_state`` inside the caller's transaction (it sees what that one wrote)."""
+    since = (now or utcnow()) - timedelta(hours=1)
+    session = s.get(SessionRow, session_id)
+    if session is None:
+        raise SessionNotFoundError(session_id)
+    auto = s.scalar(
+        select(func.count())
+        .select_from(JobRow)
+        .where(
+            JobRow.session_id == session_id,
+            JobRow.trigger.in_(AUTO_TRIGGERS),
+            JobRow.enqueued_at >= since,
+            # A job the broker never received was not a compaction.
+            or_(JobRow.error_class.is_(None), JobRow.error_class != _BROKER_UNAVAILABLE),
         )
-        return HygieneState(session, open_job_id(s, session_id), int(auto or 0))
+    )
+    return HygieneState(session, open_job_id(s, session_id), int(auto or 0))
 
 
 def open_job_id(s: Session, session_id: str) -> str | None:
