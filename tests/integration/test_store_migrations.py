@@ -25,7 +25,7 @@ def test_upgrade_head_matches_the_models(database_url: str) -> None:
         with engine.connect() as conn:
             context = MigrationContext.configure(conn, opts={"compare_type": True})
             assert compare_metadata(context, Base.metadata) == []
-            assert context.get_current_revision() == "0001"
+            assert context.get_current_revision() == "0002"
             partial = [
                 i
                 for i in inspect(conn).get_indexes("jobs")
@@ -43,7 +43,7 @@ def test_migrating_again_changes_nothing(database_url: str) -> None:
     try:
         with db.read() as s:
             assert s.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
-                "0001"
+                "0002"
             ]
     finally:
         db.dispose()

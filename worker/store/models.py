@@ -5,6 +5,9 @@ allocated from ``sessions.next_seq`` and only grows. A compaction write-back arc
 messages up to the job's ``upto_seq``, inserts the compacted set with fresh seqs, then gives the
 messages the gateway appended after ``upto_seq`` fresh seqs after those, so they order after the
 compacted part. Archived rows keep the seq they had when they were archived.
+
+Retries: an ``Idempotency-Key`` row is written in the same transaction as the write it
+answers, so a write and its remembered answer exist together or not at all.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ BigId = BigInteger().with_variant(Integer, "sqlite")
 OPEN_JOB_STATUSES = ("queued", "running")
 JOB_STATUSES = ("queued", "running", "succeeded", "skipped", "aborted", "failed")
 JOB_TRIGGERS = ("hygiene", "manual", "sweep")
+IDEMPOTENT_ROUTES = ("snapshot", "append")  # PUT /v1/sessions/{id}, POST .../messages
 
 
 def utcnow() -> datetime:
@@ -209,4 +213,28 @@ class JobRow(Base):
         ),
         Index("ix_jobs_session_enqueued", "session_id", "enqueued_at"),
         Index("ix_jobs_status_enqueued", "status", "enqueued_at"),
+    )
+
+
+class IdempotencyKeyRow(Base):
+    """The answer a write gave, kept under the client's ``Idempotency-Key`` for its retries."""
+
+    __tablename__ = "idempotency_keys"
+
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+    )
+    route: Mapped[str] = mapped_column(String(16), primary_key=True)  # snapshot | append
+    idempotency_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    body_sha256: Mapped[str] = mapped_column(String(64))  # of the body's canonical JSON
+    # The answer as sent: HTTP status, JSON body, X-Hygiene-Reason.
+    status: Mapped[int] = mapped_column(Integer)
+    answer: Mapped[dict[str, Any]] = mapped_column(JSON)
+    reason: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (
+        CheckConstraint(_in_list("route", IDEMPOTENT_ROUTES), name="ck_idempotency_keys_route"),
+        CheckConstraint("status >= 200 AND status < 300", name="ck_idempotency_keys_status"),
+        Index("ix_idempotency_keys_created_at", "created_at"),
     )
