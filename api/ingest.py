@@ -1,8 +1,13 @@
 """What PUT, append and manual compact do between the HTTP layer and the store.
 
-Validate everything first (invalid input changes nothing), count tokens once, store, then
-decide hygiene; ``enqueued`` creates the job and sends it. If the broker is down the session
-data stays stored, the job is marked ``failed`` (``broker_unavailable``) and the caller gets 503.
+Validate everything first (invalid input changes nothing) and count tokens once. Then ONE
+transaction: lock the session, answer a retried ``Idempotency-Key`` from what it stored, else
+write the turns, decide hygiene, create the job when it says ``enqueued``, and keep the answer
+under the key. The job is sent to the broker after the commit. Once the write has committed
+its answer is the stored result, whatever fails next: a broker that cannot take the job makes
+the job ``failed`` (``broker_unavailable``) and the answer says so, with 200 and no Retry-After,
+because the turns are stored and must not be sent again. Only a request that stored nothing
+answers 503 (the database was unavailable before the commit).
 """
 
 from __future__ import annotations
@@ -10,29 +15,58 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Literal
 
 import redis
 from kombu.exceptions import OperationalError as KombuOperationalError
+from pydantic import BaseModel
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import Session
 
 from api.deps import ApiContext
 from api.errors import ApiProblem
 from api.limits import check_message_limits
-from api.schemas import CompactIn, HygieneAnswer, HygieneOut
+from api.schemas import AppendIn, CompactIn, HygieneAnswer, HygieneOut, SnapshotIn
 from worker.compressor.messages import parse_messages
 from worker.cooldowns import Cooldown, active_cooldown, endpoint_id
 from worker.encodings import counter_for_model
 from worker.enqueue import enqueue_job
 from worker.hygiene import Decision, decide
+from worker.store import idempotency, jobs, sessions
 from worker.store.errors import JobFencedError, OpenJobExistsError
-from worker.store.jobs import HygieneState, create_job, finish_job, hygiene_state
+from worker.store.idempotency import Scope, StoredAnswer
 from worker.store.models import JobRow, SessionRow
 from worker.store.sessions import effective_tokens
 
 log = logging.getLogger(__name__)
 BROKER_ERRORS = (KombuOperationalError, redis.RedisError, OSError)
 RETRY_AFTER_S = "5"
+BROKER_UNAVAILABLE: Final = "broker_unavailable"
+
+
+class HygieneOutcome(HygieneOut):
+    """The decision, plus what became of its job when the broker could not take it (these
+    three fields appear only then)."""
+
+    job_status: Literal["failed"] | None = None
+    error_class: Literal["broker_unavailable"] | None = None
+    detail: str | None = None  # what happened and what the client should do next
+
+
+class HygieneReply(HygieneAnswer):
+    """The hygiene answer of PUT and append (DESIGN.md), as stored under an Idempotency-Key."""
+
+    hygiene: HygieneOutcome
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reply:
+    answer: StoredAnswer
+    replayed: bool = False  # answered from the Idempotency-Key: nothing was written
+
+
+WriteTurns = Callable[[Session, SessionRow | None], SessionRow]
 
 
 def count_tokens(context: ApiContext, messages: Sequence[Any], *, model: str) -> list[int]:
@@ -46,48 +80,235 @@ def count_tokens(context: ApiContext, messages: Sequence[Any], *, model: str) ->
     return [counter.count_message(m) for m in parsed]
 
 
-def hygiene(context: ApiContext, row: SessionRow) -> tuple[int, HygieneAnswer, str]:
-    """Decide for the session just written; (HTTP status, answer, the decision's reason)."""
-    state = hygiene_state(context.db, session_id=row.id)
-    tokens = effective_tokens(row)
-    decision = _decide(context, state, row, tokens, cooldown=None)
-    if decision.enqueue:  # only now is Redis worth asking
-        cooldown = _cooldown(context, row.id)
-        if cooldown is not None:
-            decision = _decide(context, state, row, tokens, cooldown=cooldown)
-    if decision.enqueue:
-        decision = _create_and_enqueue(context, row, decision)
-    context.metrics.hygiene.labels(decision.decision).inc()
-    answer = HygieneAnswer(
-        session_id=row.id,
-        version=row.version,
-        tokens=tokens,
-        threshold_tokens=decision.threshold_tokens,
-        utilization=round(tokens / row.context_length, 4),
-        hygiene=HygieneOut(decision=decision.decision, job_id=decision.job_id),
-    )
-    return (202 if decision.job_id is not None else 200), answer, decision.reason
+def put_snapshot(
+    context: ApiContext, session_id: str, body: SnapshotIn, *, if_match: int | None, key: str | None
+) -> Reply:
+    """Store a full snapshot, decide hygiene; or the stored answer of the same request."""
+    token_counts = count_tokens(context, body.messages, model=body.model)
+
+    def write(s: Session, row: SessionRow | None) -> SessionRow:
+        return sessions.write_snapshot(
+            s, row, session_id=session_id, model=body.model, context_length=body.context_length,
+            messages=body.messages, token_counts=token_counts, prompt_tokens=body.prompt_tokens,
+            if_match=if_match, callback_url=body.callback_url,
+        )  # fmt: skip
+
+    return _write(context, session_id, _scope(session_id, "snapshot", key, body), write)
+
+
+def append(
+    context: ApiContext, session_id: str, body: AppendIn, *, if_match: int | None, key: str | None
+) -> Reply:
+    """Append turns, decide hygiene; or the stored answer of the same request."""
+    model = sessions.get_session(context.db, session_id=session_id).model
+    token_counts = count_tokens(context, body.messages, model=model)
+
+    def write(s: Session, row: SessionRow | None) -> SessionRow:
+        return sessions.write_append(
+            s, row, session_id=session_id, messages=body.messages, token_counts=token_counts,
+            prompt_tokens=body.prompt_tokens, if_match=if_match,
+        )  # fmt: skip
+
+    return _write(context, session_id, _scope(session_id, "append", key, body), write)
 
 
 def manual_compaction(context: ApiContext, session_id: str, body: CompactIn) -> JobRow:
-    """A manual job. ``force`` bypasses cooldown and thrash guard, never the one-open-job rule."""
-    state = hygiene_state(context.db, session_id=session_id)
+    """A manual job. ``force`` bypasses cooldown and thrash guard, never the one-open-job rule.
+
+    Nothing but the job is written, so a broker that cannot take it is a 503 to retry.
+    """
+    state = jobs.hygiene_state(context.db, session_id=session_id)
     if state.open_job_id is not None:
         raise OpenJobExistsError(state.open_job_id, session_id)
     if not body.force:
         _refuse_if_guarded(context, state)
-    job = create_job(
+    job = jobs.create_job(
         context.db,
         session_id=session_id,
         trigger="manual",
         focus_topic=body.focus_topic,
         force=body.force,
     )
-    _enqueue(context, job.id, stored_version=None)
+    error = _send(context, job.id)
+    if error is not None:
+        # JobFencedError: the reaper re-sent it meanwhile and a worker has it; leave it be.
+        with contextlib.suppress(JobFencedError), context.db.write() as s:
+            _fail_unsent(s, job.id, error)
+        raise ApiProblem(
+            503,
+            "broker-unavailable",
+            f"compaction job {job.id} could not be queued: the broker is unreachable "
+            f"({error}); the job is marked failed",
+            headers={"Retry-After": RETRY_AFTER_S},
+            extra={"job_id": job.id},
+        )
     return job
 
 
-def _refuse_if_guarded(context: ApiContext, state: HygieneState) -> None:
+# ---------------------------------------------------------------------------------------------
+# the write transaction and what follows its commit
+
+
+def _scope(session_id: str, route: str, key: str | None, body: BaseModel) -> Scope | None:
+    if key is None:
+        return None
+    digest = idempotency.body_sha256(body.model_dump(mode="json"))
+    return Scope(session_id=session_id, route=route, key=key, body_sha256=digest)
+
+
+def _write(context: ApiContext, session_id: str, scope: Scope | None, write: WriteTurns) -> Reply:
+    replayed, answer, new_job_id = _commit_once_more_on_a_race(context, session_id, scope, write)
+    if replayed:
+        return Reply(answer, replayed=True)
+    context.metrics.hygiene.labels(answer.body["hygiene"]["decision"]).inc()
+    if new_job_id is not None:
+        answer = _send_new_job(context, new_job_id, answer, scope)
+    return Reply(answer)
+
+
+def _commit_once_more_on_a_race(
+    context: ApiContext, session_id: str, scope: Scope | None, write: WriteTurns
+) -> tuple[bool, StoredAnswer, str | None]:
+    for attempt in range(2):
+        try:
+            return _commit(context, session_id, scope, write)
+        except IntegrityError as exc:
+            if attempt or not sessions.first_put_raced(exc):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _commit(
+    context: ApiContext, session_id: str, scope: Scope | None, write: WriteTurns
+) -> tuple[bool, StoredAnswer, str | None]:
+    """(replayed, the answer, the id of a job this write created and must still send)."""
+    with context.db.write() as s:
+        # The session's row lock comes first: a concurrent request with the same key waits
+        # here, then finds the key stored.
+        row = sessions.lock_session(s, session_id)
+        stored = idempotency.lookup(s, scope) if scope is not None else None
+        if stored is not None:
+            return True, stored, None
+        row = write(s, row)
+        tokens = effective_tokens(row)
+        decision, new_job_id = _decide_in(context, s, row, tokens)
+        answer = _answer(row, tokens, decision)
+        if scope is not None:
+            idempotency.remember(s, scope, answer)
+        return False, answer, new_job_id
+
+
+def _decide_in(
+    context: ApiContext, s: Session, row: SessionRow, tokens: int
+) -> tuple[Decision, str | None]:
+    """The hygiene decision for the row just written, and the job it created (same transaction).
+
+    Redis is asked for a cooldown only when the decision would enqueue (within the client's
+    socket timeout), so the decision and its job commit with the turns.
+    """
+    state = jobs.hygiene_state_in(s, session_id=row.id)
+    decision = _decide(context, state, row, tokens, cooldown=None)
+    if decision.enqueue:
+        cooldown = _cooldown(context, row.id)
+        if cooldown is not None:
+            decision = _decide(context, state, row, tokens, cooldown=cooldown)
+    if not decision.enqueue:
+        return decision, None
+    try:
+        job = jobs.add_job(s, session_id=row.id, trigger="hygiene")
+    except OpenJobExistsError as exc:  # a manual or sweep job got there first
+        already = dataclasses.replace(
+            decision,
+            decision="already_queued",
+            job_id=exc.job_id,
+            reason=f"compaction job {exc.job_id} is already open",
+        )
+        return already, None
+    return dataclasses.replace(decision, job_id=job.id), job.id
+
+
+def _answer(row: SessionRow, tokens: int, decision: Decision) -> StoredAnswer:
+    """The hygiene answer: 202 while a job is open for the session, else 200."""
+    body = HygieneReply(
+        session_id=row.id,
+        version=row.version,
+        tokens=tokens,
+        threshold_tokens=decision.threshold_tokens,
+        utilization=round(tokens / row.context_length, 4),
+        hygiene=HygieneOutcome(decision=decision.decision, job_id=decision.job_id),
+    )
+    status = 202 if decision.job_id is not None else 200
+    return StoredAnswer(status, body.model_dump(mode="json", exclude_unset=True), decision.reason)
+
+
+def _send_new_job(
+    context: ApiContext, job_id: str, answer: StoredAnswer, scope: Scope | None
+) -> StoredAnswer:
+    """Send the committed job; if the broker cannot take it, fail the job and say so in the
+    answer (also the one kept under the key), never asking for the stored turns again."""
+    error = _send(context, job_id)
+    if error is None:
+        return answer
+    unqueued = _unqueued(answer, job_id, error)
+    try:
+        with context.db.write() as s:
+            _fail_unsent(s, job_id, error)
+            if scope is not None:
+                idempotency.replace_answer(s, scope, unqueued)
+    except JobFencedError:
+        return answer  # the reaper re-sent it meanwhile and a worker has it: the job is live
+    except DBAPIError as exc:
+        # The database went away too. The job stays queued, the reaper sends it once the
+        # broker is back, and the committed answer (also kept under the key) says just that.
+        log.error("job %s: neither sent nor marked failed (%s)", job_id, exc)
+        return answer
+    return unqueued
+
+
+def _unqueued(answer: StoredAnswer, job_id: str, error: Exception) -> StoredAnswer:
+    body = answer.body
+    detail = (
+        f"compaction job {job_id} could not be queued: the broker is unreachable ({error}); "
+        f"the job is marked failed. The turns are stored (version {body['version']}): do not "
+        "send them again. The next write to this session decides hygiene again; "
+        f"POST /v1/sessions/{body['session_id']}/compact queues a compaction once the broker "
+        "is back (GET /readyz)."
+    )
+    hygiene = HygieneOutcome(
+        **body["hygiene"], job_status="failed", error_class=BROKER_UNAVAILABLE, detail=detail
+    )
+    reason = (
+        f"{answer.reason}; compaction job {job_id} could not be queued "
+        "(the broker is unreachable) and is marked failed"
+    )
+    # 200: no job is open for the session any more.
+    failed_body = body | {"hygiene": hygiene.model_dump(mode="json", exclude_unset=True)}
+    return StoredAnswer(200, failed_body, reason)
+
+
+def _send(context: ApiContext, job_id: str) -> Exception | None:
+    """Hand the job to the broker; None once it has it, else why not."""
+    try:
+        if context.celery is None:
+            raise ConnectionError("no broker is configured (COMPACTION_REDIS_URL)")
+        enqueue_job(job_id, app=context.celery)
+    except BROKER_ERRORS as exc:
+        return exc
+    return None
+
+
+def _fail_unsent(s: Session, job_id: str, error: Exception) -> None:
+    jobs.finish_job_in(
+        s, job_id=job_id, attempt=0, status="failed", error_class=BROKER_UNAVAILABLE,
+        error=str(error) or type(error).__name__,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# the hygiene rules
+
+
+def _refuse_if_guarded(context: ApiContext, state: jobs.HygieneState) -> None:
     session = state.session
     guard = decide(
         tokens=effective_tokens(session),
@@ -114,7 +335,7 @@ def _refuse_if_guarded(context: ApiContext, state: HygieneState) -> None:
 
 def _decide(
     context: ApiContext,
-    state: HygieneState,
+    state: jobs.HygieneState,
     row: SessionRow,
     tokens: int,
     *,
@@ -137,20 +358,6 @@ def _decide(
     )
 
 
-def _create_and_enqueue(context: ApiContext, row: SessionRow, decision: Decision) -> Decision:
-    try:
-        job = create_job(context.db, session_id=row.id, trigger="hygiene")
-    except OpenJobExistsError as exc:  # another request for this session got there first
-        return dataclasses.replace(
-            decision,
-            decision="already_queued",
-            job_id=exc.job_id,
-            reason=f"compaction job {exc.job_id} is already open",
-        )
-    _enqueue(context, job.id, stored_version=row.version)
-    return dataclasses.replace(decision, job_id=job.id)
-
-
 def _cooldown(context: ApiContext, session_id: str) -> Cooldown | None:
     """The session's or the endpoint's active cooldown (kept in Redis, next to the broker).
 
@@ -166,32 +373,3 @@ def _cooldown(context: ApiContext, session_id: str) -> Cooldown | None:
     except BROKER_ERRORS as exc:
         log.warning("cooldown of session %s unknown: %s", session_id, exc)
         return None
-
-
-def _enqueue(context: ApiContext, job_id: str, *, stored_version: int | None) -> None:
-    try:
-        if context.celery is None:
-            raise ConnectionError("no broker is configured (COMPACTION_REDIS_URL)")
-        enqueue_job(job_id, app=context.celery)
-    except BROKER_ERRORS as exc:
-        # JobFencedError: the reaper re-sent it meanwhile and a worker has it; leave it be.
-        with contextlib.suppress(JobFencedError):
-            finish_job(
-                context.db, job_id=job_id, attempt=0, status="failed",
-                error_class="broker_unavailable", error=str(exc) or type(exc).__name__,
-            )  # fmt: skip
-        raise _no_broker(job_id, stored_version=stored_version, cause=exc) from exc
-
-
-def _no_broker(job_id: str, *, stored_version: int | None, cause: Exception) -> ApiProblem:
-    stored = (
-        "" if stored_version is None else f"the session was stored (version {stored_version}); "
-    )
-    return ApiProblem(
-        503,
-        "broker-unavailable",
-        f"{stored}compaction job {job_id} could not be queued: the broker is unreachable "
-        f"({cause}); the job is marked failed",
-        headers={"Retry-After": RETRY_AFTER_S},
-        extra={"job_id": job_id, "version": stored_version},
-    )

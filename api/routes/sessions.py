@@ -2,85 +2,116 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Response
+from fastapi import APIRouter, Body, Depends, Header, Response
+from fastapi.responses import JSONResponse
 
 from api import ingest
 from api.deps import Context, IfMatch, SessionId, require_token
+from api.errors import ApiProblem
+from api.ingest import HygieneReply
 from api.schemas import (
     AppendIn,
     ArchivedMessageOut,
     ArchiveOut,
     CompactAccepted,
     CompactIn,
-    HygieneAnswer,
     MessagesOut,
     SessionOut,
     SnapshotIn,
 )
 from worker.hygiene import threshold_tokens
 from worker.store import jobs, sessions
-from worker.store.models import SessionRow
+from worker.store.idempotency import MAX_KEY_CHARS, RETENTION
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], dependencies=[Depends(require_token)])
 
 HYGIENE_RESPONSES: dict[int | str, dict[str, object]] = {
-    202: {"model": HygieneAnswer, "description": "a compaction job is open for the session"},
+    202: {"model": HygieneReply, "description": "a compaction job is open for the session"},
+    400: {"description": "a malformed If-Match or Idempotency-Key header"},
     412: {"description": "If-Match names a version that is not the current one"},
     413: {"description": "a request limit was exceeded"},
-    422: {"description": "invalid input; nothing was stored"},
-    503: {"description": "stored, but the broker is unreachable (the job is marked failed)"},
+    422: {
+        "description": "invalid input, or an Idempotency-Key already used with another body; "
+        "nothing was stored"
+    },
+    503: {
+        "description": "the database is unavailable: nothing was stored; retry (with the same "
+        "Idempotency-Key). A write that was stored is never a 503: if the broker cannot take its "
+        "job, the answer is 200 with hygiene.job_status 'failed'"
+    },
 }
+
+# Visible ASCII, no spaces: UUIDs, ULIDs, base64 and hex digests all fit.
+_KEY = re.compile(rf"[\x21-\x7e]{{1,{MAX_KEY_CHARS}}}")
+
+
+def parse_idempotency_key(
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            description=(
+                "Names this write so that a retry is safe: the same key with the same body "
+                "answers the first result again and stores nothing; with another body, 422. "
+                f"1-{MAX_KEY_CHARS} visible ASCII characters (e.g. a UUID), scoped to the "
+                f"session and the route, kept {RETENTION.total_seconds() / 3600:g} hours."
+            ),
+        ),
+    ] = None,
+) -> str | None:
+    if idempotency_key is None:
+        return None
+    if _KEY.fullmatch(idempotency_key) is None:
+        raise ApiProblem(
+            400,
+            "bad-idempotency-key",
+            f"Idempotency-Key must be 1 to {MAX_KEY_CHARS} visible ASCII characters (no spaces "
+            f"or controls), e.g. a UUID; got {idempotency_key[:40]!r}",
+        )
+    return idempotency_key
+
+
+IdempotencyKey = Annotated[str | None, Depends(parse_idempotency_key)]
 
 
 def _etag(response: Response, version: int) -> None:
     response.headers["ETag"] = f'"{version}"'
 
 
-def _hygiene_response(context: Context, row: SessionRow, response: Response) -> HygieneAnswer:
-    response.status_code, answer, reason = ingest.hygiene(context, row)
-    _etag(response, answer.version)
-    response.headers["X-Hygiene-Reason"] = reason  # the answer's shape is fixed; say why here
-    return answer
+def _hygiene_response(reply: ingest.Reply) -> JSONResponse:
+    """The stored answer as sent the first time: status, body, ETag and X-Hygiene-Reason."""
+    answer = reply.answer
+    headers = {
+        "ETag": f'"{answer.body["version"]}"',
+        "X-Hygiene-Reason": answer.reason,  # the answer's shape is fixed; say why here
+    }
+    if reply.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse(answer.body, status_code=answer.status, headers=headers)
 
 
-@router.put("/{session_id}", response_model=HygieneAnswer, responses=HYGIENE_RESPONSES)
+@router.put("/{session_id}", response_model=HygieneReply, responses=HYGIENE_RESPONSES)
 def put_session(
-    session_id: SessionId, body: SnapshotIn, if_match: IfMatch, context: Context, response: Response
-) -> HygieneAnswer:
+    session_id: SessionId,
+    body: SnapshotIn,
+    if_match: IfMatch,
+    key: IdempotencyKey,
+    context: Context,
+) -> JSONResponse:
     """Store a full snapshot (the previous transcript is archived), then decide hygiene."""
-    token_counts = ingest.count_tokens(context, body.messages, model=body.model)
-    row = sessions.put_snapshot(
-        context.db,
-        session_id=session_id,
-        model=body.model,
-        context_length=body.context_length,
-        messages=body.messages,
-        token_counts=token_counts,
-        prompt_tokens=body.prompt_tokens,
-        if_match=if_match,
-        callback_url=body.callback_url,
-    )
-    return _hygiene_response(context, row, response)
+    reply = ingest.put_snapshot(context, session_id, body, if_match=if_match, key=key)
+    return _hygiene_response(reply)
 
 
-@router.post("/{session_id}/messages", response_model=HygieneAnswer, responses=HYGIENE_RESPONSES)
+@router.post("/{session_id}/messages", response_model=HygieneReply, responses=HYGIENE_RESPONSES)
 def append(
-    session_id: SessionId, body: AppendIn, if_match: IfMatch, context: Context, response: Response
-) -> HygieneAnswer:
+    session_id: SessionId, body: AppendIn, if_match: IfMatch, key: IdempotencyKey, context: Context
+) -> JSONResponse:
     """Append new turns, then decide hygiene."""
-    model = sessions.get_session(context.db, session_id=session_id).model
-    token_counts = ingest.count_tokens(context, body.messages, model=model)
-    row = sessions.append_messages(
-        context.db,
-        session_id=session_id,
-        messages=body.messages,
-        token_counts=token_counts,
-        prompt_tokens=body.prompt_tokens,
-        if_match=if_match,
-    )
-    return _hygiene_response(context, row, response)
+    reply = ingest.append(context, session_id, body, if_match=if_match, key=key)
+    return _hygiene_response(reply)
 
 
 @router.post(

@@ -269,17 +269,26 @@ def api_without_broker(database_url: str, tmp_path: Path) -> Any:
     yield from open_api(api_settings(database_url, dead, tmp_path), None)
 
 
-def test_broker_down_stores_the_session_and_fails_the_job(api_without_broker: Api) -> None:
+def test_broker_down_answers_what_was_stored_and_fails_the_job(api_without_broker: Api) -> None:
     api = api_without_broker
     r = put(api, "s1", snapshot(40))
-    assert r.status_code == 503 and r.headers["content-type"] == "application/problem+json"
-    problem = r.json()
-    assert "stored (version 1)" in problem["detail"] and problem["job_id"]
+    # Stored: never a 503 with Retry-After, which would make the gateway send the turns again.
+    assert r.status_code == 200 and "retry-after" not in r.headers
+    body = r.json()
+    assert body["version"] == 1 and r.headers["etag"] == '"1"'
+    hygiene = body["hygiene"]
+    assert (hygiene["decision"], hygiene["job_status"], hygiene["error_class"]) == (
+        "enqueued",
+        "failed",
+        "broker_unavailable",
+    )
+    assert "The turns are stored (version 1): do not send them again" in hygiene["detail"]
+    assert "could not be queued (the broker is unreachable)" in r.headers["x-hygiene-reason"]
     info = api.client.get("/v1/sessions/s1").json()
     assert info["version"] == 1 and info["message_count"] == 81  # the data stayed
     db = db_of(api)
     try:
-        job = get_job(db, job_id=problem["job_id"])
+        job = get_job(db, job_id=hygiene["job_id"])
         assert (job.status, job.error_class) == ("failed", "broker_unavailable")
     finally:
         db.dispose()

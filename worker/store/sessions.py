@@ -1,4 +1,5 @@
-"""Sessions and their messages: snapshots, appends and reads. Each function is one transaction.
+"""Sessions and their messages: snapshots, appends and reads. Each function taking ``db`` is
+one transaction; those taking ``s`` run inside the caller's.
 
 Token counts arrive with the messages (counted once, at ingestion, by the caller) and the
 session's ``token_total`` and ``message_count`` are kept in step incrementally, so no read has to
@@ -57,29 +58,16 @@ def put_snapshot(
     callback_url: str | None = None,
 ) -> SessionRow:
     """Replace the active transcript (the old one is archived, not deleted); create if new."""
-    _check_counts(messages, token_counts)
     for attempt in range(2):
         try:
             with db.write() as s:
-                row = lock_session(s, session_id)
-                _check_if_match(row, if_match)
-                if row is None:
-                    row = _new_session(s, session_id, model, context_length)
-                else:
-                    _archive_active(s, session_id)
-                    row.version += 1
-                    row.rewrite_count += 1
-                    row.token_total, row.message_count = 0, 0
-                row.model, row.context_length = model, context_length
-                if callback_url is not None:
-                    row.callback_url = callback_url
-                _insert_messages(s, row, messages, token_counts)
-                _touch(row, prompt_tokens)
-                return row
+                return write_snapshot(
+                    s, lock_session(s, session_id), session_id=session_id, model=model,
+                    context_length=context_length, messages=messages, token_counts=token_counts,
+                    prompt_tokens=prompt_tokens, if_match=if_match, callback_url=callback_url,
+                )  # fmt: skip
         except IntegrityError as exc:
-            # Two first PUTs of one session raced on PostgreSQL: the loser retries and now
-            # finds (and locks) the winner's row.
-            if attempt or violated_constraint(exc) != _SESSION_PK:
+            if attempt or not first_put_raced(exc):
                 raise
     raise AssertionError("unreachable")
 
@@ -94,16 +82,69 @@ def append_messages(
     if_match: int | None = None,
 ) -> SessionRow:
     """Append turns to the active transcript; bumps ``version`` but not ``rewrite_count``."""
-    _check_counts(messages, token_counts)
     with db.write() as s:
-        row = lock_session(s, session_id)
-        if row is None:
-            raise SessionNotFoundError(session_id)
-        _check_if_match(row, if_match)
+        return write_append(
+            s, lock_session(s, session_id), session_id=session_id, messages=messages,
+            token_counts=token_counts, prompt_tokens=prompt_tokens, if_match=if_match,
+        )  # fmt: skip
+
+
+def first_put_raced(exc: IntegrityError) -> bool:
+    """Two first PUTs of one session raced on PostgreSQL: the loser may run again, and then
+    finds (and locks) the winner's row."""
+    return violated_constraint(exc) == _SESSION_PK
+
+
+def write_snapshot(
+    s: Session,
+    row: SessionRow | None,
+    *,
+    session_id: str,
+    model: str,
+    context_length: int,
+    messages: Sequence[dict[str, Any]],
+    token_counts: Sequence[int],
+    prompt_tokens: int | None = None,
+    if_match: int | None = None,
+    callback_url: str | None = None,
+) -> SessionRow:
+    """``put_snapshot`` inside the caller's transaction; ``row`` is ``lock_session``'s."""
+    _check_counts(messages, token_counts)
+    _check_if_match(row, if_match)
+    if row is None:
+        row = _new_session(s, session_id, model, context_length)
+    else:
+        _archive_active(s, session_id)
         row.version += 1
-        _insert_messages(s, row, messages, token_counts)
-        _touch(row, prompt_tokens)
-        return row
+        row.rewrite_count += 1
+        row.token_total, row.message_count = 0, 0
+    row.model, row.context_length = model, context_length
+    if callback_url is not None:
+        row.callback_url = callback_url
+    _insert_messages(s, row, messages, token_counts)
+    _touch(row, prompt_tokens)
+    return row
+
+
+def write_append(
+    s: Session,
+    row: SessionRow | None,
+    *,
+    session_id: str,
+    messages: Sequence[dict[str, Any]],
+    token_counts: Sequence[int],
+    prompt_tokens: int | None = None,
+    if_match: int | None = None,
+) -> SessionRow:
+    """``append_messages`` inside the caller's transaction; ``row`` is ``lock_session``'s."""
+    _check_counts(messages, token_counts)
+    if row is None:
+        raise SessionNotFoundError(session_id)
+    _check_if_match(row, if_match)
+    row.version += 1
+    _insert_messages(s, row, messages, token_counts)
+    _touch(row, prompt_tokens)
+    return row
 
 
 def get_session(db: Database, *, session_id: str) -> SessionRow:
