@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -10,6 +9,7 @@ from typing import Annotated, Any
 import redis
 from fastapi import Depends, Header, Path, Request
 
+from api.auth import token_refusal
 from api.errors import ApiProblem
 from api.metrics import ApiMetrics
 from api.schemas import MAX_SESSION_ID_CHARS, Name
@@ -45,19 +45,14 @@ Context = Annotated[ApiContext, Depends(get_context)]
 
 
 def require_token(request: Request, context: Context) -> None:
-    """Bearer auth on /v1/* when COMPACTION_API_TOKEN is set (constant-time compare)."""
-    token = context.settings.api_token
-    if token is None:
-        return
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    expected = token.get_secret_value().encode()
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
-        raise ApiProblem(
-            401,
-            "unauthorized",
-            "a valid 'Authorization: Bearer <token>' header is required",
-            headers={"WWW-Authenticate": 'Bearer realm="compaction"'},
-        )
+    """Bearer auth on /v1/* when COMPACTION_API_TOKEN is set (constant-time compare).
+
+    ``BearerAuthMiddleware`` runs the same check earlier, before the body is read; this keeps
+    a router safe wherever it is mounted.
+    """
+    problem = token_refusal(context.settings.api_token, request.headers.get("authorization", ""))
+    if problem is not None:
+        raise problem
 
 
 _VERSION_TAG = re.compile(r'^\s*(?:W/)?"?(\d{1,18})"?\s*$')

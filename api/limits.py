@@ -1,5 +1,6 @@
 """Request limits: body bytes (also when chunked without Content-Length), message count, and
-characters per message. Each refusal names the limit and the setting that raises it."""
+characters of text per message (image parts count against the body only). Each refusal names
+the limit and the setting that raises it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import ApiProblem, problem_response
+from worker.compressor.messages import IMAGE_PART_TYPES
 
 
 class BodyTooLargeError(HTTPException):
@@ -75,10 +77,21 @@ def check_message_limits(
 
 
 def content_chars(message: object) -> int:
-    """Characters a message carries: its content (text and parts) and its tool-call arguments."""
+    """Characters a message carries: its content (text and parts) and its tool-call arguments.
+
+    Image parts are left out: their base64 data is no text (an image costs a fixed number of
+    tokens), and the body limit bounds them.
+    """
     if not isinstance(message, dict):
         return 0
-    return _chars(message.get("content")) + _chars(message.get("tool_calls"))
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [part for part in content if not _is_image_part(part)]
+    return _chars(content) + _chars(message.get("tool_calls"))
+
+
+def _is_image_part(part: object) -> bool:
+    return isinstance(part, dict) and part.get("type") in IMAGE_PART_TYPES
 
 
 def _chars(value: object) -> int:

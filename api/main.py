@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 import redis
 from fastapi import FastAPI
 
+from api.auth import BearerAuthMiddleware
 from api.deps import ApiContext
 from api.errors import install_error_handlers
 from api.limits import BodyLimitMiddleware
@@ -69,5 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(sessions.router)
     app.include_router(jobs.router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    # Outside the body limit: an unauthenticated caller's body is never read.
+    app.add_middleware(BearerAuthMiddleware, token=settings.api_token)
     app.add_middleware(RequestMetricsMiddleware, metrics=context.metrics)  # outermost: counts 413s
     return app

@@ -52,8 +52,11 @@ FreeText = Annotated[str, AfterValidator(_plain_text)]
 
 
 class _Body(BaseModel):
-    # A misspelt field ("prompt_token") is an error, not a silently ignored value.
-    model_config = ConfigDict(extra="forbid")
+    # A misspelt field ("prompt_token") is an error, not a silently ignored value; and a value
+    # of another JSON type is an error, not coerced ("100000" is no integer, "yes" no boolean).
+    # Every field is a type JSON has (string, integer, boolean, array), so strict costs a
+    # client nothing it could send correctly.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class SnapshotIn(_Body):

@@ -103,6 +103,19 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("api_token", "flower_user", "flower_password", "callback_secret")
+    @classmethod
+    def _credential_not_blank(cls, value: str | SecretStr | None) -> str | SecretStr | None:
+        # An empty COMPACTION_API_TOKEN= is set, not unset: it would open the API to anyone
+        # sending "Bearer " on any address. Unset it for no auth, or set a real value.
+        raw = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if raw is None:
+            return None
+        if not raw.strip():
+            raise ValueError("is set but empty or blank; unset it or give it a real value")
+        # A trailing newline from a secret file would make the value impossible to send.
+        return SecretStr(raw.strip()) if isinstance(value, SecretStr) else raw.strip()
+
     @field_validator("sweep_cron")
     @classmethod
     def _cron_parses(cls, value: str) -> str:

@@ -1,7 +1,7 @@
 """``compaction api``: the HTTP API under uvicorn, after migrating the database.
 
 Without COMPACTION_API_TOKEN the API has no auth, so it refuses to listen anywhere but on a
-loopback address.
+loopback address. An empty or blank token is no token: the settings refuse it at start (exit 2).
 """
 
 from __future__ import annotations

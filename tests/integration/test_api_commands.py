@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 from sqlalchemy import inspect
 
 from api.cli import main
 from api.commands.api import check_bind, is_loopback
 from tests.store_factories import compaction_of, counts, make_transcript
+from tests.support.stack import REPO
+from worker.redis_server import free_port
 from worker.settings import Settings, get_settings
 from worker.store.db import Database, make_engine
 from worker.store.jobs import Timings, claim_job, create_job, write_back
@@ -53,6 +58,48 @@ def test_api_command_refuses_before_starting(
     finally:
         get_settings.cache_clear()
     assert "refusing to listen on 0.0.0.0" in capsys.readouterr().err
+
+
+def bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """No COMPACTION_* or FLOWER_* from the caller's shell: only what the test sets."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPACTION_", "FLOWER_"))}
+    env.update(PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", COMPACTION_VAR_DIR=str(tmp_path / "var"))
+    env.update(extra)
+    return env
+
+
+@pytest.mark.parametrize("token", ["", "   "])
+@pytest.mark.parametrize("command", ["api", "up"])
+def test_an_empty_api_token_is_refused_at_start(tmp_path: Path, command: str, token: str) -> None:
+    # COMPACTION_API_TOKEN= is set, not unset: it used to open the API on 0.0.0.0 to anyone
+    # sending "Authorization: Bearer ".
+    env = bare_env(
+        tmp_path,
+        COMPACTION_API_TOKEN=token,
+        COMPACTION_API_HOST="0.0.0.0",
+        COMPACTION_API_PORT=str(free_port()),
+        COMPACTION_FLOWER_PORT=str(free_port()),
+        COMPACTION_DATABASE_URL=f"sqlite:///{tmp_path / 'c.db'}",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "api.cli", command], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr  # one line
+    assert f"compaction {command}: bad configuration: COMPACTION_API_TOKEN:" in done.stderr
+    assert "empty or blank" in done.stderr
+    assert not (tmp_path / "var" / "redis").exists()  # up started nothing
+
+
+def test_blank_credentials_are_refused_and_real_ones_lose_surrounding_white_space() -> None:
+    for field in ("api_token", "flower_user", "flower_password", "callback_secret"):
+        for blank in ("", " ", "\n"):
+            with pytest.raises(ValidationError, match=f"{field}\n  Value error, is set but empty"):
+                Settings(**{field: blank})
+    # A secret file's trailing newline would make the token impossible to send.
+    token = Settings(api_token="t0ken\n").api_token
+    assert token is not None and token.get_secret_value() == "t0ken"
 
 
 def test_migrate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

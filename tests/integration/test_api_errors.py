@@ -12,6 +12,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import SecretStr
 
 from api.errors import ERROR_STATUS
 from tests.api_support import TOKEN, Api, api_settings, dump, open_api
@@ -360,3 +361,102 @@ def test_v1_routes_need_the_bearer_token(authed_api: Api) -> None:
     assert client.get("/v1/sessions/s1", headers=good).status_code == 200
     assert client.get("/healthz").status_code == 200  # probes carry no token
     assert client.get("/readyz").status_code == 200
+
+
+def test_a_malformed_body_without_a_token_is_a_401_not_a_422(authed_api: Api) -> None:
+    # Auth comes first: an unauthenticated caller learns nothing about what it sent.
+    requests: list[tuple[str, str, dict[str, Any]]] = [
+        ("PUT", "/v1/sessions/s1", {"content": b'{"model": "gpt-4", '}),
+        ("PUT", "/v1/sessions/s1", {"json": {"model": 5, "context_length": "8", "messages": 1}}),
+        ("POST", "/v1/sessions/s1/compact", {"json": {"x": 1}}),
+        ("POST", "/v1/sessions/s1/messages", {"content": b"[[["}),
+    ]
+    for method, url, body in requests:
+        headers = {"content-type": "application/json"}
+        r = authed_api.client.request(method, url, headers=headers, **body)
+        assert r.status_code == 401, r.text
+        assert r.headers["content-type"] == "application/problem+json"
+        assert r.headers["www-authenticate"].startswith("Bearer")
+        # The other order: with the token, the same body is refused for what it is.
+        headers["Authorization"] = f"Bearer {TOKEN}"
+        r = authed_api.client.request(method, url, headers=headers, **body)
+        assert r.status_code == 422, r.text
+    assert dump(authed_api.settings.database_url)[0] == ("sessions", [])
+
+
+@pytest.mark.parametrize("token", ["", "  "])
+def test_a_blank_configured_token_never_matches(
+    database_url: str, broker_url: str, tmp_path: Path, token: str
+) -> None:
+    # Settings refuse a blank token; one that got through anyway (a copy made without
+    # validation) must still let nobody in rather than everyone.
+    settings = api_settings(database_url, broker_url, tmp_path).model_copy(
+        update={"api_token": SecretStr(token)}
+    )
+    body = {"model": "gpt-4", "context_length": 8000, "messages": GOOD}
+    for api in open_api(settings, broker_url):
+        for header in ("Bearer ", "Bearer    ", "Bearer", "bearer \t", "", f"Bearer {token}"):
+            r = api.client.put("/v1/sessions/s1", json=body, headers={"Authorization": header})
+            assert r.status_code == 401, (header, r.text)
+            assert api.client.get("/v1/jobs", headers={"Authorization": header}).status_code == 401
+
+
+COERCED_BODIES: list[tuple[str, str, dict[str, Any], str]] = [
+    ("PUT", "/v1/sessions/s1", {"context_length": "100000"}, "context_length: Input should be a valid integer"),
+    ("PUT", "/v1/sessions/s1", {"context_length": 8000.0}, "context_length: Input should be a valid integer"),
+    ("PUT", "/v1/sessions/s1", {"context_length": True}, "context_length: Input should be a valid integer"),
+    ("PUT", "/v1/sessions/s1", {"prompt_tokens": "12"}, "prompt_tokens: Input should be a valid integer"),
+    ("PUT", "/v1/sessions/s1", {"model": 4}, "model: Input should be a valid string"),
+    ("POST", "/v1/sessions/s1/messages", {"prompt_tokens": "7"}, "prompt_tokens: Input should be a valid integer"),
+    ("POST", "/v1/sessions/s1/compact", {"force": "yes"}, "force: Input should be a valid boolean"),
+    ("POST", "/v1/sessions/s1/compact", {"force": 1}, "force: Input should be a valid boolean"),
+    ("POST", "/v1/sessions/s1/compact", {"focus_topic": 5}, "focus_topic: Input should be a valid string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "change", "detail"), COERCED_BODIES, ids=[str(c[2]) for c in COERCED_BODIES]
+)
+def test_bodies_are_strict_no_value_is_coerced(
+    limited_api: Api, method: str, url: str, change: dict[str, Any], detail: str
+) -> None:
+    before = dump(limited_api.settings.database_url)
+    base: dict[str, Any] = {
+        "PUT": {"model": "gpt-4", "context_length": 8000, "messages": GOOD},
+        "POST": {"messages": GOOD[-1:]} if url.endswith("/messages") else {},
+    }[method]
+    r = put_json(limited_api, url, base | change, method=method)
+    assert r.status_code == 422, r.text
+    assert detail in r.json()["detail"]
+    assert dump(limited_api.settings.database_url) == before
+
+
+def data_url(chars: int) -> str:
+    return "data:image/png;base64," + "A" * chars
+
+
+def test_image_parts_count_against_the_body_limit_not_the_message_limit(limited_api: Api) -> None:
+    # A screenshot's base64 is far longer than COMPACTION_MAX_CONTENT_CHARS (5,000 here), yet
+    # costs a fixed number of tokens: only the body limit (40,000 bytes here) bounds it.
+    images = [
+        {"type": "image_url", "image_url": {"url": data_url(20_000), "detail": "high"}},
+        {"type": "input_image", "image_url": data_url(6_000)},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 6_000}},
+    ]  # fmt: skip
+    message = {"role": "user", "content": [{"type": "text", "text": "what is this?"}, *images]}
+    body = {"model": "gpt-4", "context_length": 8000, "messages": [*GOOD, message]}
+    r = limited_api.client.put("/v1/sessions/s2", json=body)
+    assert r.status_code == 200, r.text
+    stored = limited_api.client.get("/v1/sessions/s2/messages").json()["messages"]
+    assert stored[-1] == message
+    # Text still counts, also beside an image.
+    long_text = {"role": "user", "content": [{"type": "text", "text": "x" * 5_001}, images[1]]}
+    r = limited_api.client.put("/v1/sessions/s3", json=body | {"messages": [*GOOD, long_text]})
+    assert r.status_code == 413 and "messages[5]: content is 5005 characters" in r.json()["detail"]
+    # And the body limit still bounds the images.
+    huge = {
+        "role": "user",
+        "content": [{"type": "image_url", "image_url": {"url": data_url(50_000)}}],
+    }
+    r = limited_api.client.put("/v1/sessions/s4", json=body | {"messages": [*GOOD, huge]})
+    assert r.status_code == 413 and "COMPACTION_MAX_BODY_BYTES" in r.json()["detail"]
