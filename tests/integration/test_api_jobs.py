@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from tests.api_support import Api
-from tests.store_factories import compaction_of, make_transcript
+from tests.store_factories import compaction_of, counts, make_transcript
 from worker.store.db import Database
 from worker.store.jobs import TELEMETRY_FIELDS, claim_job, create_job, finish_job, write_back
+from worker.store.sessions import put_snapshot
 
 pytestmark = pytest.mark.integration
 
@@ -70,3 +72,43 @@ def test_jobs_page_newest_first_with_filters(api: Api) -> None:
     assert [(j["id"], j["trigger"]) for j in queued] == [(other, "sweep")]
     assert len(api.client.get("/v1/jobs").json()["jobs"]) == 4
     assert api.client.get("/v1/jobs", params={"before": "nope"}).status_code == 404
+
+
+SECRET = "sk-proj-Zq8sT2vX9wLm4nR7pK1yB6cD3fG5hJ0a"
+
+
+def test_a_secret_in_the_focus_topic_is_never_stored_nor_shown(api: Api) -> None:
+    body = {"model": "gpt-4", "context_length": 90_000, "messages": make_transcript(3)}
+    assert api.client.put("/v1/sessions/s1", json=body).status_code == 200
+    topic = f"why the deploy with OPENAI_API_KEY={SECRET} failed"
+    r = api.client.post("/v1/sessions/s1/compact", json={"focus_topic": topic, "force": True})
+    assert r.status_code == 202, r.text
+    job_id = r.json()["job_id"]
+    shown = api.client.get(f"/v1/jobs/{job_id}")
+    assert SECRET not in shown.text and SECRET[8:] not in shown.text
+    assert shown.json()["focus_topic"].startswith("why the deploy with OPENAI_API_KEY=")
+    assert "[REDACTED]" in shown.json()["focus_topic"]
+    assert SECRET[8:] not in api.client.get("/v1/jobs", params={"session_id": "s1"}).text
+    assert SECRET[8:] not in api.client.get("/v1/sessions/s1").text
+    engine = create_engine(api.settings.database_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT focus_topic FROM jobs")).scalars().all()
+    finally:
+        engine.dispose()
+    assert len(rows) == 1 and SECRET[8:] not in str(rows)
+
+
+def test_create_job_redacts_the_focus_topic_whoever_calls_it(db: Database) -> None:
+    msgs = make_transcript(2)
+    for sid in ("s1", "s2"):
+        put_snapshot(
+            db, session_id=sid, model="gpt-4", context_length=9000, messages=msgs,
+            token_counts=counts(msgs),
+        )  # fmt: skip
+    job = create_job(db, session_id="s1", trigger="manual", focus_topic=f"token {SECRET}")
+    claim = claim_job(db, job_id=job.id)
+    assert claim is not None  # what the worker hands the summarizer
+    assert job.focus_topic == claim.focus_topic == "token sk-proj-[REDACTED]"
+    plain = create_job(db, session_id="s2", trigger="manual", focus_topic="the auth bug")
+    assert plain.focus_topic == "the auth bug"

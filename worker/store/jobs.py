@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from worker.compressor.messages import to_wire_list
+from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
 from worker.store.db import Database
 from worker.store.errors import (
@@ -140,9 +141,15 @@ def add_job(
     focus_topic: str | None = None,
     force: bool = False,
 ) -> JobRow:
-    """``create_job`` inside the caller's transaction: a refusal leaves that transaction usable."""
+    """``create_job`` inside the caller's transaction: a refusal leaves that transaction usable.
+
+    The focus topic is stored redacted: the job's telemetry shows it and the summarizer reads
+    it, so a secret pasted into it must reach neither.
+    """
     if trigger not in JOB_TRIGGERS:
         raise ValueError(f"trigger must be one of {', '.join(JOB_TRIGGERS)}, got {trigger!r}")
+    if focus_topic is not None:
+        focus_topic = redact_text(focus_topic).text
     open_id = open_job_id(s, session_id)
     if open_id is not None:
         raise OpenJobExistsError(open_id, session_id)
