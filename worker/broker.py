@@ -10,16 +10,29 @@ restore and answers with a connection error, which Celery handles ("Couldn't ack
 stay in the broker's unacked set, where the visibility-timeout sweep of any worker restores
 them, exactly as for a worker that crashed (our jobs are idempotent on redelivery).
 
+**Live messages stay invisible.** A message a worker holds (a running task, or one waiting for its
+countdown) sits in kombu's ``unacked`` hash, scored by when it was delivered; any worker moves
+one back to the queue once its score is older than the visibility timeout. With a timeout
+longer than the longest job, a dead worker's job waits that long (20 minutes with a 15-minute
+job). Here each worker re-scores the messages it holds every third of the timeout, from its own
+event loop: a live worker's messages never come due, so the timeout can be short (a minute),
+and a dead worker's come back within it.
+
 ``install()`` points kombu's ``redis``/``rediss`` aliases at this transport, so broker URLs,
 Celery's banner and Flower's broker view keep their ``redis://`` form.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 from kombu.transport import TRANSPORT_ALIASES, redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
 
 TRANSPORT = "worker.broker:Transport"
 
@@ -42,9 +55,51 @@ class Channel(redis.Channel):
         params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
         return params
 
+    def keep_invisible(self) -> int:
+        """Re-score the messages this channel holds as delivered now; how many it held."""
+        if self._detached():
+            return 0
+        # Delivered and not yet flushed: acknowledged ones are in it until the next delivery
+        # (from the event loop, this timer's thread; a pool thread's ack only marks them).
+        held = list(self.qos._delivered)
+        if held:
+            now = time.time()
+            # XX: a message acknowledged meanwhile is gone from the index and stays gone.
+            with self.conn_or_acquire() as client:
+                client.zadd(self.unacked_index_key, dict.fromkeys(held, now), xx=True)
+        return len(held)
+
 
 class Transport(redis.Transport):
     Channel = Channel
+
+    def register_with_event_loop(self, connection: Any, loop: Any) -> None:
+        super().register_with_event_loop(connection, loop)  # type: ignore[no-untyped-call]
+        cycle: Any = self.cycle  # kombu's MultiChannelPoller
+        old = getattr(cycle, "_keep_invisible_tref", None)
+        if old is not None:
+            old.cancel()  # a reconnect registers again: one timer, not one per connection
+        timeout = connection.client.transport_options.get(
+            "visibility_timeout", Channel.visibility_timeout
+        )
+        cycle._keep_invisible_tref = loop.call_repeatedly(
+            keep_invisible_interval_s(timeout), self._keep_invisible
+        )
+
+    def _keep_invisible(self) -> None:
+        cycle: Any = self.cycle
+        for channel in list(cycle._channels):
+            try:
+                channel.keep_invisible()
+            except (RedisError, OSError) as exc:
+                # The broker is away: nothing can be restored meanwhile either; next tick.
+                log.info("could not keep this worker's messages invisible: %s", exc)
+
+
+def keep_invisible_interval_s(visibility_timeout_s: float) -> float:
+    """How often a worker re-scores its messages: three times per visibility timeout, so two
+    missed ticks still leave them invisible."""
+    return max(visibility_timeout_s / 3, 0.5)
 
 
 def install() -> None:

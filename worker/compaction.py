@@ -5,6 +5,11 @@ raises; ``decide`` is the one place that says what an exception means (retry, de
 and the task acts on it. Redelivery is safe at every step: a finished job returns its telemetry
 and does nothing, the per-session lock keeps two attempts from overlapping, and the store
 fences every write by attempt, so a stale attempt cannot finish or write back a job.
+
+An outage of the database or Redis is waited out where it hits (``patiently``), in the job's
+own thread, for up to ``job_outage_wait_s``: a retry through Celery would need the broker,
+which may be the thing that is down, and a summary in hand is never thrown away for a
+bookkeeping step that failed.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 import sqlalchemy.exc
@@ -31,7 +36,7 @@ from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResp
 from worker.encodings import counter_for_model
 from worker.enqueue import enqueue_callback
 from worker.errors import JobDeadlineError, LockBusyError, LockLostError
-from worker.locks import Lease, session_lock
+from worker.locks import Lease, acquire, held
 from worker.runtime import Runtime
 from worker.store import jobs
 from worker.store.errors import JobFencedError, JobNotFoundError
@@ -69,22 +74,65 @@ def decide(exc: BaseException) -> Decision:
     return Decision.FAIL
 
 
+T = TypeVar("T")
+
+# Waits between tries while the database or Redis is away: short first (a blip), then at
+# most this long, so a job resumes within seconds of the service coming back.
+_OUTAGE_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+_OUTAGE_MAX_BACKOFF_S = 10.0
+
+
+def patiently(rt: Runtime, step: Callable[[], T], *, what: str) -> T:
+    """``step()``, tried again through an outage of the database or Redis (``RETRYABLE``) for
+    up to ``job_outage_wait_s``; the last error after that."""
+    deadline = time.monotonic() + rt.settings.job_outage_wait_s
+    tries = 0
+    while True:
+        try:
+            return step()
+        except RETRYABLE as exc:
+            wait_s = _outage_backoff_s(tries)
+            if time.monotonic() + wait_s > deadline:
+                raise
+            if tries == 0:
+                log.warning("%s: %s; trying again for up to %.0fs", what, _one_line(exc),
+                            rt.settings.job_outage_wait_s)  # fmt: skip
+            tries += 1
+            time.sleep(wait_s)
+
+
+def _outage_backoff_s(tries: int) -> float:
+    return _OUTAGE_BACKOFF_S[tries] if tries < len(_OUTAGE_BACKOFF_S) else _OUTAGE_MAX_BACKOFF_S
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
 def run_job(rt: Runtime, job_id: str, *, worker: str) -> dict[str, Any]:
     """Compact the job's session once; the job's telemetry (also for a job already done)."""
-    job = jobs.get_job(rt.db, job_id=job_id)
+    what = f"job {job_id}"
+    job = patiently(rt, lambda: jobs.get_job(rt.db, job_id=job_id), what=what)
     if job.status in jobs.FINISHED_STATUSES:
         return jobs.job_telemetry(job)  # a redelivered message: the work is done
     # Only a job nobody has started may be skipped here; a running one is a redelivery.
-    if job.status == "queued" and not job.force and _cooling_down(rt, job.session_id):
-        row = jobs.finish_job(
-            rt.db, job_id=job_id, attempt=job.attempt, status="skipped",
+    cooling = lambda: _cooling_down(rt, job.session_id)  # noqa: E731
+    if job.status == "queued" and not job.force and patiently(rt, cooling, what=what):
+        row = _finish(
+            rt, job_id, attempt=job.attempt, status="skipped",
             skip_reason="cooldown", worker=worker,
         )  # fmt: skip
         return finished(rt, row)
-    with session_lock(rt.redis, job.session_id, rt.settings.lock_ttl_s, owner=job_id) as lease:
-        claim = jobs.claim_job(rt.db, job_id=job_id, worker=worker)
+    ttl_s = rt.settings.lock_ttl_s
+    lease = patiently(
+        rt, lambda: acquire(rt.redis, job.session_id, ttl_s=ttl_s, owner=job_id), what=what
+    )
+    with held(lease):
+        claim = patiently(rt, lambda: jobs.claim_job(rt.db, job_id=job_id, worker=worker),
+                          what=what)  # fmt: skip
         if claim is None:
-            return jobs.job_telemetry(jobs.get_job(rt.db, job_id=job_id))
+            return jobs.job_telemetry(patiently(rt, lambda: jobs.get_job(rt.db, job_id=job_id),
+                                                what=what))  # fmt: skip
         row = _run_claimed(rt, claim, lease)
     return finished(rt, row)
 
@@ -111,27 +159,52 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
         if decide(exc) is Decision.FAIL:
             finished(rt, _fail(rt, claim, type(exc).__name__, str(exc)))
         raise
-    record_summarizer_outcome(rt, claim.session_id, result.report)
     for note in result.report.notes:  # re-splits, repaired tool pairs: worth an operator's look
         log.info("job %s (session %s): %s", claim.job_id, claim.session_id, note)
     timings = jobs.Timings(run_ms=_ms_since(started), llm_ms=result.report.llm_ms)
     try:
-        lease.ensure_held()
+        row = _save(rt, claim, lease, result, timings)
     except LockLostError as exc:
         return _abort_lock_lost(rt, claim, exc, timings)
-    return jobs.write_back(
-        rt.db, job_id=claim.job_id, attempt=claim.attempt, result=result, timings=timings,
-        thrash_strikes=settings.thrash_strikes,
-        ineffective_savings_pct=settings.ineffective_savings_pct,
-    )  # fmt: skip
+    record_summarizer_outcome(rt, claim.session_id, result.report)
+    return row
+
+
+def _save(
+    rt: Runtime,
+    claim: jobs.JobClaim,
+    lease: Lease,
+    result: CompactionResult,
+    timings: jobs.Timings,
+) -> JobRow:
+    """Write the result back, through an outage (the lock is checked again before each try)."""
+    settings = rt.settings
+    tried = False
+
+    def save() -> JobRow:
+        nonlocal tried
+        lease.ensure_held()
+        if tried:
+            # An earlier try may have committed before its answer was lost.
+            job = jobs.get_job(rt.db, job_id=claim.job_id)
+            if job.attempt == claim.attempt and job.status in jobs.FINISHED_STATUSES:
+                return job
+        tried = True
+        return jobs.write_back(
+            rt.db, job_id=claim.job_id, attempt=claim.attempt, result=result, timings=timings,
+            thrash_strikes=settings.thrash_strikes,
+            ineffective_savings_pct=settings.ineffective_savings_pct,
+        )  # fmt: skip
+
+    return patiently(rt, save, what=f"job {claim.job_id}: write-back")
 
 
 def _abort_lock_lost(
     rt: Runtime, claim: jobs.JobClaim, exc: LockLostError, timings: jobs.Timings
 ) -> JobRow:
     """Another holder may own the session now: leave the transcript exactly as it is."""
-    return jobs.finish_job(
-        rt.db, job_id=claim.job_id, attempt=claim.attempt, status="aborted",
+    return _finish(
+        rt, claim.job_id, attempt=claim.attempt, status="aborted",
         error_class="lock_lost", error=str(exc), timings=timings,
     )  # fmt: skip
 
@@ -202,7 +275,18 @@ class GuardedSummarizer:
 
 
 def record_summarizer_outcome(rt: Runtime, session_id: str, report: CompactionReport) -> None:
-    """A failed summarizer puts the session (maybe the endpoint) on cooldown; a summary clears it."""
+    """A failed summarizer puts the session (maybe the endpoint) on cooldown; a summary clears it.
+
+    Bookkeeping, after the result is saved: Redis being away loses the cooldown, not the job.
+    """
+    try:
+        _record_summarizer_outcome(rt, session_id, report)
+    except redis.RedisError as exc:
+        log.warning("session %s: summarizer outcome not recorded (%s): no cooldown is set",
+                    session_id, _one_line(exc))  # fmt: skip
+
+
+def _record_summarizer_outcome(rt: Runtime, session_id: str, report: CompactionReport) -> None:
     endpoint = cooldowns.endpoint_id(rt.settings)
     if report.error_class is not None:
         cooldowns.record_failure(
@@ -230,23 +314,39 @@ def notify(rt: Runtime, row: JobRow) -> None:
 
 
 def _fail(rt: Runtime, claim: jobs.JobClaim, error_class: str, error: str) -> JobRow:
-    return jobs.finish_job(
-        rt.db, job_id=claim.job_id, attempt=claim.attempt, status="failed",
+    return _finish(
+        rt, claim.job_id, attempt=claim.attempt, status="failed",
         error_class=error_class, error=error[:2000],
     )  # fmt: skip
+
+
+def _finish(rt: Runtime, job_id: str, *, attempt: int, **outcome: Any) -> JobRow:
+    """``jobs.finish_job`` through an outage; a try whose commit answer was lost is found done."""
+    tried = False
+
+    def finish() -> JobRow:
+        nonlocal tried
+        if tried:
+            job = jobs.get_job(rt.db, job_id=job_id)
+            if job.attempt == attempt and job.status == outcome["status"]:
+                return job
+        tried = True
+        return jobs.finish_job(rt.db, job_id=job_id, attempt=attempt, **outcome)
+
+    return patiently(rt, finish, what=f"job {job_id}: recording {outcome['status']}")
 
 
 def fail_job(rt: Runtime, job_id: str, exc: BaseException) -> dict[str, Any] | None:
     """Give up on a job after its retries: failed with the exception's class, if still open."""
     try:
-        job = jobs.get_job(rt.db, job_id=job_id)
+        job = patiently(rt, lambda: jobs.get_job(rt.db, job_id=job_id), what=f"job {job_id}")
     except JobNotFoundError:
         return None  # nothing to mark; the task's own exception says what went wrong
     if job.status in jobs.FINISHED_STATUSES:
         return jobs.job_telemetry(job)
     try:
-        row = jobs.finish_job(
-            rt.db, job_id=job_id, attempt=job.attempt, status="failed",
+        row = _finish(
+            rt, job_id, attempt=job.attempt, status="failed",
             error_class=type(exc).__name__, error=str(exc)[:2000],
         )  # fmt: skip
     except JobFencedError:
@@ -260,11 +360,10 @@ def _ms_since(start: float) -> float:
 
 def give_up_locked(rt: Runtime, job_id: str, *, worker: str) -> dict[str, Any]:
     """The session stayed locked past every wait: skip a job nobody started, with a reason."""
-    job = jobs.get_job(rt.db, job_id=job_id)
+    job = patiently(rt, lambda: jobs.get_job(rt.db, job_id=job_id), what=f"job {job_id}")
     if job.status != "queued":
         return jobs.job_telemetry(job)  # done, or running under another attempt that owns it
-    row = jobs.finish_job(
-        rt.db, job_id=job_id, attempt=job.attempt, status="skipped",
-        skip_reason="locked", worker=worker,
-    )  # fmt: skip
+    row = _finish(
+        rt, job_id, attempt=job.attempt, status="skipped", skip_reason="locked", worker=worker
+    )
     return finished(rt, row)

@@ -1,11 +1,16 @@
 """Per-session Redis locks: one holder at a time, a TTL, a heartbeat, compare-and-delete release.
 
 The lock's value is a token unique to one acquisition (job id, host, pid, nonce), so a holder
-can only extend or release its own lease: a worker that stalled past the TTL finds the token
-changed and learns it lost the lock instead of deleting someone else's. The TTL bounds how long
+can only extend or release its own lease: a worker that stalled past the TTL finds another
+token and learns it lost the lock instead of deleting someone else's. The TTL bounds how long
 a crashed worker blocks its session; while a job runs, a heartbeat thread keeps extending it.
+
+A lease is lost only to another holder. A lock that vanished with nobody else holding it (Redis
+was wiped, or it stayed unreachable past the TTL) is taken again on the next beat: no one else
+can have run the session meanwhile without holding it, so the work in hand is still good.
 A lock is only half the fence: the write-back also refuses when the session was rewritten
-since the job's snapshot, so a worker whose lease expired cannot overwrite newer state.
+since the job's snapshot or another attempt claimed the job, so a worker whose lease expired
+cannot overwrite newer state.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ import logging
 import os
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,10 +31,15 @@ from worker.errors import LockBusyError, LockLostError
 
 log = logging.getLogger(__name__)
 
-# Both scripts act only when the key still holds our token: atomic compare-and-act.
+# Both scripts act only when the key holds our token (or, to extend, holds nothing): atomic.
 _EXTEND_SCRIPT = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
+local holder = redis.call('get', KEYS[1])
+if holder == ARGV[1] then
   return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+if not holder then
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
 end
 return 0
 """
@@ -76,7 +85,8 @@ class Lease:
         self._lost.set()
 
     def extend(self) -> bool:
-        """Reset the TTL if we still hold the lock; False (and lost) if we do not."""
+        """Reset the TTL if we hold the lock, or take it again if nobody does; False (and
+        lost) if someone else holds it."""
         ok = bool(self.client.eval(_EXTEND_SCRIPT, 1, self.key, self.token, int(self.ttl_s * 1000)))
         if not ok:
             self.mark_lost()
@@ -87,9 +97,8 @@ class Lease:
         return bool(self.client.eval(_RELEASE_SCRIPT, 1, self.key, self.token))
 
     def ensure_held(self) -> None:
-        """Raise ``LockLostError`` unless the lock is still ours right now (checked in Redis)."""
-        if self.lost or lock_holder(self.client, self.session_id) != self.token:
-            self.mark_lost()
+        """Raise ``LockLostError`` unless the lock is ours right now (checked in Redis)."""
+        if self.lost or not self.extend():
             raise LockLostError(self.session_id)
 
 
@@ -114,19 +123,13 @@ class Heartbeat(threading.Thread):
         self._stop_event.set()
 
     def run(self) -> None:
-        last_ok = time.monotonic()
         while not self._stop_event.wait(self.interval_s):
             try:
                 if not self.lease.extend():
                     log.warning("lock on session %s was lost", self.lease.session_id)
                     return
-                last_ok = time.monotonic()
             except redis.RedisError as exc:
-                # A blip is survivable while the last extension still covers us.
-                if time.monotonic() - last_ok >= self.lease.ttl_s:
-                    log.warning("lock heartbeat failed past the TTL: %s", exc)
-                    self.lease.mark_lost()
-                    return
+                # Redis is away: nobody can take the lock meanwhile; the next beat tells.
                 log.info("lock heartbeat failed, will retry: %s", exc)
 
 
@@ -145,8 +148,14 @@ def session_lock(
         heartbeat_s: seconds between extensions; a third of the TTL by default, so two
             missed beats still leave the lease alive.
     """
-    lease = acquire(client, session_id, ttl_s=ttl_s, owner=owner)
-    beat = Heartbeat(lease, interval_s=heartbeat_s or ttl_s / 3)
+    with held(acquire(client, session_id, ttl_s=ttl_s, owner=owner), heartbeat_s) as lease:
+        yield lease
+
+
+@contextmanager
+def held(lease: Lease, heartbeat_s: float | None = None) -> Iterator[Lease]:
+    """Keep an acquired lease for the block (see ``session_lock``); release it after."""
+    beat = Heartbeat(lease, interval_s=heartbeat_s or lease.ttl_s / 3)
     beat.start()
     try:
         yield lease

@@ -62,11 +62,16 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=16, ge=1)  # threads: jobs wait on the LLM
     job_soft_time_limit_s: int = Field(default=840, ge=1)
     job_hard_time_limit_s: int = Field(default=900, ge=1)
-    # Above the hard limit, or a slow job is redelivered while it runs.
-    visibility_timeout_s: int = Field(default=1_200, ge=1)
+    # A dead worker's job is handed out again this long after its worker last re-scored it (a
+    # live worker does so every third of it: worker/broker.py), plus up to the restore interval.
+    visibility_timeout_s: int = Field(default=60, ge=1)
     unacked_restore_interval_s: float = Field(default=10.0, gt=0)
-    lock_ttl_s: float = Field(default=120.0, gt=0)
+    # A dead worker's session lock expires after this; a live job extends it every third.
+    lock_ttl_s: float = Field(default=60.0, gt=0)
     max_job_attempts: int = Field(default=3, ge=1)
+    # A job waits out a database or Redis outage in its own thread this long (tries every
+    # few seconds) before it falls back to Celery's retries below.
+    job_outage_wait_s: float = Field(default=300.0, ge=0)
     # First retry after a DB/broker error; doubles per retry.
     job_retry_backoff_s: float = Field(default=5.0, ge=0)
     # A job whose session is locked waits this long, again.
@@ -85,11 +90,12 @@ class Settings(BaseSettings):
     sweep_idle_hours: float = Field(default=6.0, ge=0)
     sweep_threshold: float = Field(default=0.50, gt=0, le=1)
     sweep_batch_limit: int = Field(default=500, ge=1)
-    reaper_interval_s: int = Field(default=300, ge=1)
+    reaper_interval_s: int = Field(default=30, ge=1)
     # Running past the hard limit + this: the worker is gone.
     reaper_stuck_margin_s: int = Field(default=300, ge=0)
-    # Queued this long: the message may never have arrived.
-    reaper_requeue_after_s: int = Field(default=300, ge=1)
+    # Open this long, with no message in the broker and no worker holding its session: the
+    # message never arrived, or Redis lost it (a wipe, a restart without persistence).
+    reaper_requeue_after_s: int = Field(default=30, ge=1)
 
     # Job-completion callbacks.
     callback_secret: SecretStr | None = None
@@ -129,6 +135,21 @@ class Settings(BaseSettings):
                 "COMPACTION_JOB_SOFT_TIME_LIMIT_S must be below COMPACTION_JOB_HARD_TIME_LIMIT_S "
                 f"({self.job_soft_time_limit_s} >= {self.job_hard_time_limit_s}): the job's own "
                 "deadline must come before the worker kills it"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _redelivered_before_stuck(self) -> Settings:
+        # A dead worker's job comes back after the visibility timeout (plus a restore scan) and
+        # runs once the dead holder's lock expires: all before the reaper would call it stuck.
+        back_s = self.visibility_timeout_s + self.unacked_restore_interval_s + self.lock_ttl_s
+        stuck_s = self.job_hard_time_limit_s + self.reaper_stuck_margin_s
+        if back_s >= stuck_s:
+            raise ValueError(
+                f"a dead worker's job is redelivered after up to {back_s:g}s (visibility timeout "
+                "+ restore interval + lock TTL), not before the reaper fails it as stuck after "
+                f"{stuck_s}s (hard limit + stuck margin): lower COMPACTION_VISIBILITY_TIMEOUT_S "
+                "or raise COMPACTION_REAPER_STUCK_MARGIN_S"
             )
         return self
 

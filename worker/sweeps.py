@@ -2,9 +2,9 @@
 
 The sweep catches sessions that grew large and then went quiet, so they are compact when their
 user comes back; it applies the same hygiene decision as the API, with its own (lower)
-threshold. The reaper repairs what crashes leave behind: a ``running`` job whose worker is gone
-keeps its session from ever getting another job, and a ``queued`` job whose message never
-reached the broker would wait forever.
+threshold. The reaper repairs what crashes and outages leave behind: a job whose message the
+broker no longer has (it never arrived, or Redis lost it) would wait forever, and a ``running``
+job nobody works on keeps its session from ever getting another job.
 """
 
 from __future__ import annotations
@@ -108,12 +108,13 @@ def _create_and_enqueue(rt: Runtime, session_id: str) -> str | None:
 
 @dataclass
 class Reaped:
-    failed: list[str] = field(default_factory=list)  # running jobs whose worker is gone
-    requeued: list[str] = field(default_factory=list)  # queued jobs the broker did not have
+    failed: list[str] = field(default_factory=list)  # running past every limit
+    requeued: list[str] = field(default_factory=list)  # open jobs the broker did not have
 
 
 def reap_stuck_jobs(rt: Runtime, *, now: datetime | None = None) -> Reaped:
-    """Fail running jobs past the hard limit plus a margin; re-send queued ones the broker lost."""
+    """Fail running jobs past the hard limit plus a margin; re-send open jobs that nobody holds
+    and the broker does not have (the task is idempotent: a duplicate finds the job done)."""
     s = rt.settings
     out = Reaped()
     stuck_after = timedelta(seconds=s.job_hard_time_limit_s + s.reaper_stuck_margin_s)
@@ -121,15 +122,21 @@ def reap_stuck_jobs(rt: Runtime, *, now: datetime | None = None) -> Reaped:
         if job.status == "running" and _fail_stuck(rt, job.id, job.attempt, stuck_after):
             out.failed.append(job.id)
     lost_after = timedelta(seconds=s.reaper_requeue_after_s)
-    for job in jobs.stuck_jobs(rt.db, older_than=lost_after, now=now):
-        if job.status == "queued" and not in_broker(rt.redis, job.id):
-            enqueue_job(
-                job.id, app=rt.celery
-            )  # the task is idempotent: a duplicate finds the job done
-            out.requeued.append(job.id)
+    waiting = jobs.stuck_jobs(rt.db, older_than=lost_after, now=now)
+    present = jobs_in_broker(rt.redis) if waiting else set()
+    for job in waiting:
+        # A running job whose session lock is held has a live worker (its heartbeat keeps it).
+        if job.id in present or (job.status == "running" and _locked(rt, job.session_id)):
+            continue
+        enqueue_job(job.id, app=rt.celery)
+        out.requeued.append(job.id)
     if out.failed or out.requeued:
         log.warning("reaper: failed %s, re-sent %s", out.failed, out.requeued)
     return out
+
+
+def _locked(rt: Runtime, session_id: str) -> bool:
+    return rt.redis.exists(keys.session_lock(session_id)) > 0
 
 
 def _fail_stuck(rt: Runtime, job_id: str, attempt: int, after: timedelta) -> bool:
@@ -145,20 +152,21 @@ def _fail_stuck(rt: Runtime, job_id: str, attempt: int, after: timedelta) -> boo
 
 def in_broker(client: redis.Redis, job_id: str) -> bool:
     """Whether a compaction message for ``job_id`` waits in the queue or is out for delivery."""
-    for raw in client.lrange(keys.QUEUE, 0, -1):
-        if _names_job(json.loads(raw), job_id):
-            return True
-    for raw in client.hvals(keys.BROKER_UNACKED):
-        message = json.loads(raw)[0]  # [message, exchange, routing_key]
-        if _names_job(message, job_id):
-            return True
-    return False
+    return job_id in jobs_in_broker(client)
 
 
-def _names_job(message: object, job_id: str) -> bool:
+def jobs_in_broker(client: redis.Redis) -> set[str]:
+    """The jobs whose compaction message waits in the queue or is out for delivery (held by a
+    worker, running or waiting for its countdown), read in one pass."""
+    # Out for delivery first: a message moves from the queue to there, never back unrestored.
+    held = [json.loads(raw)[0] for raw in client.hvals(keys.BROKER_UNACKED)]  # [msg, ex, rk]
+    queued = [json.loads(raw) for raw in client.lrange(keys.QUEUE, 0, -1)]
+    return {job_id for m in (*held, *queued) if (job_id := _compaction_job(m)) is not None}
+
+
+def _compaction_job(message: object) -> str | None:
     headers = message.get("headers") if isinstance(message, dict) else None
-    return (
-        isinstance(headers, dict)
-        and headers.get("id") == job_id
-        and headers.get("task") == keys.COMPACT_TASK
-    )
+    if isinstance(headers, dict) and headers.get("task") == keys.COMPACT_TASK:
+        job_id = headers.get("id")
+        return job_id if isinstance(job_id, str) else None
+    return None

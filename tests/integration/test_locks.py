@@ -57,12 +57,31 @@ def test_heartbeat_keeps_a_long_holder_past_its_ttl(client: redis.Redis, session
             acquire(client, session_id, ttl_s=1, owner="other")
 
 
-def test_without_heartbeat_the_lock_expires(client: redis.Redis, session_id: str) -> None:
+def test_without_heartbeat_the_lock_expires_and_another_holder_takes_it(
+    client: redis.Redis, session_id: str
+) -> None:
     lease = acquire(client, session_id, ttl_s=0.3, owner="stalled")
     time.sleep(0.5)
     assert lock_holder(client, session_id) is None
+    other = acquire(client, session_id, ttl_s=5, owner="other")
     with pytest.raises(LockLostError):
         lease.ensure_held()
+    assert lock_holder(client, session_id) == other.token
+    other.release()
+
+
+def test_a_lock_that_vanished_with_nobody_holding_it_is_taken_again(
+    client: redis.Redis, session_id: str
+) -> None:
+    # Redis wiped (or unreachable past the TTL): nobody else ran the session meanwhile, so the
+    # work in hand is still good; the next beat takes the lock back.
+    with session_lock(client, session_id, 5, owner="a", heartbeat_s=0.05) as lease:
+        client.delete(keys.session_lock(session_id))  # as a wipe would
+        time.sleep(0.3)
+        assert lock_holder(client, session_id) == lease.token
+        assert not lease.lost
+        lease.ensure_held()
+    assert lock_holder(client, session_id) is None
 
 
 def test_expired_holder_cannot_extend_or_release_the_new_holders_lock(

@@ -15,6 +15,7 @@ from tests.support.stack import REPO, stack_env
 from tests.support.worker_fixtures import private_redis, rt, seed_job, seed_session, settings
 from worker import cooldowns
 from worker.enqueue import enqueue_job
+from worker.locks import acquire
 from worker.runtime import Runtime
 from worker.store import jobs
 from worker.store.models import JobRow, SessionRow, utcnow
@@ -128,6 +129,25 @@ def test_reaper_resends_queued_jobs_the_broker_does_not_have(rt: Runtime) -> Non
     assert reaped.requeued == [lost] and reaped.failed == []
     assert in_broker(rt.redis, lost) and not in_broker(rt.redis, fresh)
     assert reap_stuck_jobs(rt).requeued == []  # now it is there: not sent twice
+
+
+def test_reaper_resends_running_jobs_nobody_holds_that_the_broker_lost(rt: Runtime) -> None:
+    # Redis was wiped while these ran: their messages are gone. One's worker is alive (it
+    # holds the session lock); the other's died with it.
+    orphan = seed_job(rt.db, seed_session(rt.db))
+    alive = seed_job(rt.db, seed_session(rt.db))
+    for job_id in (orphan, alive):
+        assert jobs.claim_job(rt.db, job_id=job_id, worker="w/1") is not None
+        set_job(rt, job_id, started_at=utcnow() - timedelta(minutes=2))
+    lease = acquire(rt.redis, jobs.get_job(rt.db, job_id=alive).session_id, ttl_s=30, owner=alive)
+    try:
+        reaped = reap_stuck_jobs(rt)
+    finally:
+        lease.release()
+
+    assert reaped.requeued == [orphan] and reaped.failed == []
+    assert in_broker(rt.redis, orphan) and not in_broker(rt.redis, alive)
+    assert jobs.get_job(rt.db, job_id=orphan).status == "running"  # the next claim fences it
 
 
 def test_sweep_command_dry_run_prints_the_picks(

@@ -102,6 +102,67 @@ def test_a_killed_workers_job_is_redelivered_and_completes_once(
     assert session.message_count == job.messages_after
 
 
+def test_with_the_default_timings_a_killed_workers_job_is_back_within_two_minutes(
+    db: Database, private_redis: RedisServer, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    # No broker timing is tuned here: the visibility timeout, the restore scan and the lock
+    # TTL are the defaults a user runs with.
+    fake_openai.script(
+        SUMMARY_MODEL, Reply.ok("never delivered").after(300), Reply.ok("Summary: B's.")
+    )
+    env = worker_env(db, private_redis, fake_openai, tmp_path)
+    session_id = seed_session(db, messages=sample_messages())
+    job_id = seed_job(db, session_id)
+    worker_a = start_worker(env, tmp_path, name="worker-a")
+    try:
+        with broker(private_redis.url) as app:
+            enqueue_job(job_id, app=app)
+        wait_until(lambda: len(fake_openai.requests) == 1, timeout_s=60, what="A's LLM call",
+                   logs=[worker_a])  # fmt: skip
+        worker_b = start_worker(env, tmp_path, name="worker-b")
+        worker_a.kill_hard()
+    finally:
+        worker_a.stop()
+    try:
+        # The bound the defaults promise (docs/worker.md): well under two minutes.
+        wait_until(lambda: finished(db, job_id), timeout_s=120, what="the job, redelivered",
+                   logs=[worker_b])  # fmt: skip
+    finally:
+        worker_b.stop()
+    job = jobs.get_job(db, job_id=job_id)
+    assert (job.status, job.attempt) == ("succeeded", 2), worker_b.log()
+    assert sessions.get_session(db, session_id=session_id).compaction_count == 1
+
+
+def test_a_live_job_longer_than_the_visibility_timeout_is_never_handed_out_again(
+    db: Database, private_redis: RedisServer, tmp_path: Path
+) -> None:
+    # A 3 s visibility timeout and a 9 s summary: the worker re-scores the message it holds,
+    # so no other delivery (and no deferred copy) ever appears.
+    with FakeOpenAI(default=Reply.ok("Summary: slow.").after(9)) as llm:
+        env = worker_env(
+            db, private_redis, llm, tmp_path, visibility_timeout_s=3,
+            unacked_restore_interval_s=0.5,
+        )  # fmt: skip
+        job_id = seed_job(db, seed_session(db))
+        workers = start_workers(env, tmp_path, names=["worker-1", "worker-2"])
+        try:
+            with broker(private_redis.url) as app:
+                enqueue_job(job_id, app=app)
+            wait_until(lambda: finished(db, job_id), timeout_s=60, what="the job", logs=workers)
+            time.sleep(4.0)  # a restore after the ack would show up here
+        finally:
+            for worker in workers:
+                worker.stop()
+        logs = "".join(w.log() for w in workers)
+        assert logs.count(f"[{job_id}] received") == 1, logs
+        assert "Retry in" not in logs
+        assert drained(private_redis)
+        job = jobs.get_job(db, job_id=job_id)
+        assert (job.status, job.attempt) == ("succeeded", 1)
+        assert len(llm.requests) == 1
+
+
 def test_duplicate_deliveries_of_a_job_never_overlap(
     db: Database, private_redis: RedisServer, tmp_path: Path
 ) -> None:
