@@ -77,11 +77,12 @@ class Settings(BaseSettings):
     # A job whose session is locked waits this long, again.
     lock_busy_retry_s: float = Field(default=15.0, gt=0)
 
-    # Cooldowns after summarizer failures (seconds).
-    cooldown_protocol_s: int = Field(default=30, ge=0)
-    cooldown_default_s: int = Field(default=60, ge=0)
-    cooldown_no_provider_s: int = Field(default=600, ge=0)
-    cooldown_timeout_ladder_s: list[Annotated[int, Field(ge=0)]] = Field(
+    # Cooldowns after summarizer failures (seconds). At least 1: a cooldown is a Redis key's
+    # expiry, and Redis refuses an expiry of 0 (a failure would fail the job, not fall back).
+    cooldown_protocol_s: int = Field(default=30, ge=1)
+    cooldown_default_s: int = Field(default=60, ge=1)
+    cooldown_no_provider_s: int = Field(default=600, ge=1)
+    cooldown_timeout_ladder_s: list[Annotated[int, Field(ge=1)]] = Field(
         default_factory=lambda: [60, 120, 300, 600], min_length=1
     )
 

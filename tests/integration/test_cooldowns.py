@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
 import pytest
 import redis
+from pydantic import ValidationError
 
+from api.cli import settings_problems
 from worker.cooldowns import active_cooldown, cooldown_seconds, record_failure, record_success
 from worker.redis_server import RedisServer
 from worker.settings import Settings
@@ -69,3 +72,43 @@ def test_session_failure_stays_on_that_session(client: redis.Redis) -> None:
     assert active_cooldown(client, session_id="s2", endpoint=endpoint) is None
     record_success(client, session_id="s1", endpoint=endpoint)
     assert active_cooldown(client, session_id="s1", endpoint=endpoint) is None
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("COMPACTION_COOLDOWN_DEFAULT_S", "0"),
+        ("COMPACTION_COOLDOWN_PROTOCOL_S", "0"),
+        ("COMPACTION_COOLDOWN_NO_PROVIDER_S", "0"),
+        ("COMPACTION_COOLDOWN_TIMEOUT_LADDER_S", "[60, 0, 300]"),
+    ],
+)
+def test_a_zero_cooldown_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    # Redis refuses SET ... PX 0, so a zero cooldown failed the job instead of falling back.
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValidationError) as caught:
+        Settings()
+    assert settings_problems(caught.value).startswith(f"{variable}:")
+    assert "greater than or equal to 1" in settings_problems(caught.value)
+
+
+@pytest.mark.parametrize("error_class", ["server_error", "protocol_error", "no_provider", "auth"])
+def test_the_shortest_cooldowns_are_stored_and_expire(
+    client: redis.Redis, error_class: str
+) -> None:
+    s = Settings(
+        cooldown_default_s=1,
+        cooldown_protocol_s=1,
+        cooldown_no_provider_s=1,
+        cooldown_timeout_ladder_s=[1],
+    )
+    endpoint = f"http://llm-{uuid.uuid4()}"
+    cooldown = record_failure(
+        client, settings=s, session_id=endpoint, endpoint=endpoint, error_class=error_class
+    )
+    assert 0 < cooldown.remaining_s() <= 1
+    assert active_cooldown(client, session_id=endpoint, endpoint=endpoint) is not None
+    time.sleep(1.1)
+    assert active_cooldown(client, session_id=endpoint, endpoint=endpoint) is None
