@@ -103,7 +103,7 @@ def after_fork() -> None:
     global _current
     with _current_lock:
         if _current is not None:
-            _current.db.engine.dispose(close=False)
+            _current.db.dispose(close=False)
         _current = None
 
 

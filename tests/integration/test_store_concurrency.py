@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 import threading
+import time
+from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from tests.store_factories import counts, make_transcript
 from worker.store.db import Database
@@ -55,3 +60,52 @@ def test_concurrent_writers_never_hit_database_is_locked(database_url: str) -> N
     seqs = [m.seq for m in active_messages(setup, session_id="s1")]
     assert seqs == list(range(1, len(msgs) + total + 1))  # no seq lost or taken twice
     setup.dispose()
+
+
+def test_reads_answer_while_writers_wait_on_a_locked_sqlite_file(
+    sqlite_template: Path, tmp_path: Path
+) -> None:
+    # Another process holds the write lock past the busy timeout (a stuck migration, an
+    # operator's sqlite3 shell). Writers wait it out and fail; reads must not wait with them.
+    path = tmp_path / "locked.db"
+    shutil.copyfile(sqlite_template, path)
+    db = Database(f"sqlite:///{path}", busy_timeout_s=BUSY_S)
+    msgs = make_transcript(1)
+    put_snapshot(
+        db, session_id="s1", model="gpt-4", context_length=10_000, messages=msgs,
+        token_counts=counts(msgs),
+    )  # fmt: skip
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("UPDATE sessions SET model = 'held'")
+    failures: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        message = {"role": "user", "content": f"turn {n}"}
+        try:
+            append_messages(db, session_id="s1", messages=[message], token_counts=[1])
+        except OperationalError as exc:
+            failures.append(exc)
+
+    # More writers than the pool has connections (5 + 10 overflow): each holds one while it waits.
+    writers = [threading.Thread(target=writer, args=(n,)) for n in range(WAITING_WRITERS)]
+    try:
+        for t in writers:
+            t.start()
+        time.sleep(0.5)  # every writer is waiting on the lock or for a connection by now
+        started = time.monotonic()
+        row = get_session(db, session_id="s1")
+        waited_s = time.monotonic() - started
+        assert row.model == "gpt-4" and len(active_messages(db, session_id="s1")) == len(msgs)
+        assert waited_s < 0.5, f"a read waited {waited_s:.1f}s behind writers"
+    finally:
+        for t in writers:
+            t.join(60)
+        holder.rollback()
+        holder.close()
+        db.dispose()
+    assert len(failures) == WAITING_WRITERS
+    assert all("database is locked" in str(f) for f in failures)
+
+
+BUSY_S, WAITING_WRITERS = 2.0, 20

@@ -4,6 +4,10 @@ SQLite: WAL so readers never wait for the writer, a 30 s busy timeout, foreign k
 ``BEGIN IMMEDIATE`` for write transactions. pysqlite's own implicit BEGIN is switched off and we
 emit ours, because a deferred transaction that reads and then writes can fail with "database is
 locked" when another writer got there first; an immediate one waits for the lock up front.
+
+Reads on SQLite have a pool of their own: a writer waiting out the busy timeout holds its
+connection all that time, and with the database locked by another process every pooled
+connection ended up with a waiting writer, so reads queued behind them for 15-24 s.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ from sqlalchemy.pool import StaticPool
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30
+# A WAL reader takes no lock a writer holds; it meets a busy database only for moments (a
+# checkpoint resetting the log, recovery of the WAL index after a crash).
+SQLITE_READ_BUSY_TIMEOUT_S = 5
 _IMMEDIATE = "compaction_begin_immediate"  # execution option the write engine carries
 
 
@@ -31,23 +38,28 @@ def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
+def is_sqlite_file(url: str) -> bool:
+    return is_sqlite(url) and make_url(url).database not in (None, "", ":memory:")
+
+
+def make_engine(
+    url: str, *, busy_timeout_s: float = SQLITE_BUSY_TIMEOUT_S, **kwargs: Any
+) -> Engine:
     """An engine for ``url``; SQLite gets WAL, busy timeout, foreign keys and our own BEGIN."""
     if not is_sqlite(url):
         return create_engine(url, pool_pre_ping=True, **kwargs)
-    database = make_url(url).database
-    in_memory = database in (None, "", ":memory:")
+    in_memory = not is_sqlite_file(url)
     if not in_memory:
-        Path(str(database)).parent.mkdir(parents=True, exist_ok=True)
-    connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False}
+        Path(str(make_url(url).database)).parent.mkdir(parents=True, exist_ok=True)
+    connect_args = {"timeout": busy_timeout_s, "check_same_thread": False}
     if in_memory:
         kwargs.setdefault("poolclass", StaticPool)  # one shared connection, or each gets its own DB
     engine = create_engine(url, connect_args=connect_args, **kwargs)
-    _install_sqlite_hooks(engine, wal=not in_memory)
+    _install_sqlite_hooks(engine, wal=not in_memory, busy_timeout_s=busy_timeout_s)
     return engine
 
 
-def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
+def _install_sqlite_hooks(engine: Engine, *, wal: bool, busy_timeout_s: float) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves, below
@@ -55,7 +67,7 @@ def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
         try:
             if wal:
                 _switch_to_wal(cursor)
-            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
+            cursor.execute(f"PRAGMA busy_timeout={round(busy_timeout_s * 1000)}")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA synchronous=NORMAL")  # safe with WAL; fsync at checkpoints
         finally:
@@ -92,12 +104,24 @@ def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
 
 
 class Database:
-    """One engine per process. ``read()`` and ``write()`` yield an ORM session in a transaction."""
+    """One per process. ``read()`` and ``write()`` yield an ORM session in a transaction.
 
-    def __init__(self, url: str, **engine_kwargs: Any) -> None:
+    Args:
+        busy_timeout_s: SQLite only: how long a write waits for another writer's lock.
+    """
+
+    def __init__(
+        self, url: str, *, busy_timeout_s: float = SQLITE_BUSY_TIMEOUT_S, **engine_kwargs: Any
+    ) -> None:
         self.url = url
-        self.engine = make_engine(url, **engine_kwargs)
+        self.engine = make_engine(url, busy_timeout_s=busy_timeout_s, **engine_kwargs)
         self._write_engine = self.engine.execution_options(**{_IMMEDIATE: True})
+        # SQLite: reads never wait for a connection that a writer holds while the database is
+        # locked. PostgreSQL keeps one pool: its connections are a server-wide budget.
+        self._read_engine = self.engine
+        if is_sqlite_file(url):
+            read_timeout_s = min(busy_timeout_s, SQLITE_READ_BUSY_TIMEOUT_S)
+            self._read_engine = make_engine(url, busy_timeout_s=read_timeout_s, **engine_kwargs)
 
     @property
     def dialect(self) -> str:
@@ -106,7 +130,7 @@ class Database:
     @contextmanager
     def read(self) -> Iterator[Session]:
         """A read-only transaction, always rolled back."""
-        with Session(self.engine, expire_on_commit=False) as session:
+        with Session(self._read_engine, expire_on_commit=False) as session:
             yield session  # closing the session rolls its transaction back
 
     @contextmanager
@@ -115,9 +139,12 @@ class Database:
         with Session(self._write_engine, expire_on_commit=False) as session, session.begin():
             yield session
 
-    def dispose(self) -> None:
-        """Drop pooled connections; call in each forked worker (a socket must not be shared)."""
-        self.engine.dispose()
+    def dispose(self, *, close: bool = True) -> None:
+        """Drop pooled connections. In a forked child pass ``close=False``: the parent's
+        connections are forgotten, not closed (a socket or SQLite handle must not be shared)."""
+        self.engine.dispose(close=close)
+        if self._read_engine is not self.engine:
+            self._read_engine.dispose(close=close)
 
 
 def alembic_config(url: str) -> Config:
