@@ -131,14 +131,20 @@ def test_keys_are_scoped_per_session_and_per_route(api: Api) -> None:
     assert r.status_code == 200 and "idempotent-replayed" not in r.headers
     r = api.client.post("/v1/sessions/s2/messages", json=turn("hi"), headers=keyed("k"))
     assert r.status_code == 200 and "idempotent-replayed" not in r.headers
+    # And each is remembered in its own scope: retried, each answers its own first result.
+    for session_id in ("s1", "s2"):
+        again = api.client.post(
+            f"/v1/sessions/{session_id}/messages", json=turn("hi"), headers=keyed("k")
+        )
+        assert again.headers["idempotent-replayed"] == "true"
+        assert again.json()["session_id"] == session_id and again.json()["version"] == 2
     assert times_stored(api.client, "s1", "hi") == times_stored(api.client, "s2", "hi") == 1
-    assert api.client.get("/v1/sessions/s2").json()["version"] == 2
 
 
 @pytest.mark.parametrize("key", ["", "has space", "tab\tinside", "é-accent", "x" * 256], ids=repr)
 def test_a_malformed_key_is_a_400_and_stores_nothing(api: Api, key: str) -> None:
     r = api.client.put(
-        "/v1/sessions/s1", json=snapshot(), headers={"Idempotency-Key": key.encode()}
+        "/v1/sessions/s1", json=snapshot(), headers={b"Idempotency-Key": key.encode()}
     )
     assert r.status_code == 400 and r.json()["type"].endswith(":bad-idempotency-key")
     assert "1 to 255 visible ASCII characters" in r.json()["detail"]
@@ -165,6 +171,9 @@ def test_a_refused_request_leaves_its_key_free(api: Api) -> None:
     )
     r = api.client.post("/v1/sessions/s1/messages", json=turn("fixed"), headers=keyed("k"))
     assert r.status_code == 200 and "idempotent-replayed" not in r.headers
+    again = api.client.post("/v1/sessions/s1/messages", json=turn("fixed"), headers=keyed("k"))
+    same_answer(r, again)
+    assert times_stored(api.client, "s1", "fixed") == 1
 
 
 def test_keys_expire_after_the_retention_and_are_swept(api: Api) -> None:
@@ -393,8 +402,12 @@ def terminating_who_waits(url: str, lock_sql: str) -> Iterator[Callable[[float],
 
             def cut(timeout_s: float) -> int:
                 found: list[int] = []
-                wait_for(lambda: bool(found.extend(blocked_by(admin, holder_pid)) or found),
-                         timeout_s=timeout_s, what="backend waiting on the lock")  # fmt: skip
+
+                def waiting() -> bool:
+                    found.extend(blocked_by(admin, holder_pid))
+                    return bool(found)
+
+                wait_for(waiting, timeout_s=timeout_s, what="backend waiting on the lock")
                 admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": found[0]})
                 return found[0]
 
