@@ -1,7 +1,9 @@
 """The FastAPI application: ``create_app(settings)``.
 
 Route functions are plain ``def``: FastAPI runs them in its thread pool, so database and broker
-calls never block the event loop.
+calls never block the event loop. The probes are the exception (see api/routes/health.py): they
+must answer while that pool is busy. Every Redis wait of a request is bounded (API_REDIS in
+worker/runtime.py), so a Redis that stops answering costs a request seconds, not minutes.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import redis
 from fastapi import FastAPI
 
 from api.auth import BearerAuthMiddleware
@@ -21,6 +22,7 @@ from api.metrics import ApiMetrics, RequestMetricsMiddleware
 from api.routes import health, jobs, sessions
 from worker import encodings
 from worker.celery_app import make_celery
+from worker.runtime import API_REDIS, redis_client
 from worker.settings import Settings, get_settings
 from worker.store.db import Database
 from worker.store.stats import jobs_by_status
@@ -46,8 +48,8 @@ def build_context(settings: Settings) -> ApiContext:
     url = broker_url(settings)
     client = celery = None
     if url is not None:
-        client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
-        celery = make_celery(settings.model_copy(update={"redis_url": url}))
+        client = redis_client(url, API_REDIS)
+        celery = make_celery(settings.model_copy(update={"redis_url": url}), api=True)
     metrics = ApiMetrics(lambda: jobs_by_status(db))
     return ApiContext(settings, db, url, client, celery, metrics)
 
@@ -55,16 +57,19 @@ def build_context(settings: Settings) -> ApiContext:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     context = build_context(settings)
+    readiness = health.readiness_executor()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         # The first snapshot should not wait for the encodings to load.
         await asyncio.to_thread(encodings.warm)
         yield
+        readiness.shutdown(wait=False, cancel_futures=True)
         context.close()
 
     app = FastAPI(title="compaction-queue", version="1", description=DESCRIPTION, lifespan=lifespan)
     app.state.context = context
+    app.state.readiness = readiness
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(sessions.router)

@@ -8,6 +8,7 @@ from celery import Celery
 
 from worker import broker, keys
 from worker.errors import LaunchError
+from worker.runtime import API_REDIS, WORKER_REDIS, RedisTimeouts
 from worker.settings import Settings, get_settings, sweep_schedule
 
 # Only send_task() runs before a component checks broker_url(); a client that never sends still
@@ -48,7 +49,7 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
     }
 
 
-def transport_options(settings: Settings) -> dict[str, Any]:
+def transport_options(settings: Settings, timeouts: RedisTimeouts = WORKER_REDIS) -> dict[str, Any]:
     # A job whose worker died stays unacked until the visibility timeout, then any live worker
     # restores it on its next scan. The timeout must exceed the longest job or a slow job would
     # run twice; the throttle of 1 makes the restore interval the real scan period.
@@ -56,13 +57,45 @@ def transport_options(settings: Settings) -> dict[str, Any]:
         "visibility_timeout": settings.visibility_timeout_s,
         "unacked_restore_interval": settings.unacked_restore_interval_s,
         "unacked_restore_throttle": 1,
-        "socket_timeout": 30,
-        "socket_connect_timeout": 10,
+        # Each synchronous command (publish, ack, restore) gives up after these; the consumer's
+        # BRPOP, which no socket timeout covers, is dropped by kombu's health check when its
+        # reply is overdue (brpop timeout + health_check_interval).
+        "socket_timeout": timeouts.reply_s,
+        "socket_connect_timeout": timeouts.connect_s,
+        "socket_keepalive": True,
         "health_check_interval": 25,
     }
 
 
-def make_celery(settings: Settings | None = None) -> Celery:
+# A request waits for its publish, so the API's app makes one attempt, with the API's timeouts:
+# a job it could not send is marked failed and the caller is told so (api/ingest.py).
+# One producer and connection for each request thread (FastAPI runs plain-def routes on anyio's
+# 40 threads): a request never queues behind publishes that wait on a frozen Redis (kombu
+# waits for a pooled connection without any timeout). A thread beyond those waits this long.
+API_PRODUCERS = 50
+API_PRODUCER_WAIT_S = 0.5
+
+
+def api_publish_bound_s() -> float:
+    """The longest the API's ``send_task`` takes: a producer, a connection, one command."""
+    return API_PRODUCER_WAIT_S + API_REDIS.bound_s()
+
+
+def _api_publishing(settings: Settings) -> dict[str, Any]:
+    return {
+        "task_publish_retry": False,
+        "broker_pool_limit": API_PRODUCERS,
+        "broker_pool_acquire_timeout": API_PRODUCER_WAIT_S,
+        "broker_connection_timeout": API_REDIS.connect_s,
+        # max_retries 0: a channel that cannot be opened fails at once instead of trying again
+        # until broker_connection_timeout has passed.
+        "broker_transport_options": transport_options(settings, API_REDIS) | {"max_retries": 0},
+    }
+
+
+def make_celery(settings: Settings | None = None, *, api: bool = False) -> Celery:
+    """The app of a worker, beat or Flower; with ``api``, the API's, which only sends tasks and
+    gives up on a publish within ``api_publish_bound_s()``."""
     settings = settings or get_settings()
     broker.install()  # kombu's Redis transport, repaired: see worker/broker.py
     app = Celery("compaction", include=["worker.tasks"])
@@ -89,6 +122,8 @@ def make_celery(settings: Settings | None = None) -> Celery:
         enable_utc=True,
         beat_schedule=beat_schedule(settings),
     )
+    if api:
+        app.conf.update(_api_publishing(settings))
     return app
 
 

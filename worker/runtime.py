@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from worker.compressor.summarizer import Summarizer
 from worker.settings import Settings, get_settings
@@ -49,10 +51,37 @@ class Runtime:
         self.redis.close()
 
 
-def redis_client(url: str) -> redis.Redis:
-    # Timeouts: a broker that vanished without closing the socket must not hang a job forever.
+@dataclass(frozen=True, slots=True)
+class RedisTimeouts:
+    """How long one exchange with Redis may wait. A Redis that stopped answering (a partition,
+    a frozen host) never closes the socket: without these, a call waits forever."""
+
+    connect_s: float
+    reply_s: float  # for each command's reply
+
+    def bound_s(self) -> float:
+        """The longest one command can take: a connection, then its reply."""
+        return self.connect_s + self.reply_s
+
+
+# Jobs and beat can wait out a slow Redis; a lock renewal still ends well inside the lock's TTL.
+WORKER_REDIS = RedisTimeouts(connect_s=5.0, reply_s=10.0)
+# The API answers a caller: a cooldown read and a publish together stay within
+# API_BROKER_BOUND_S (docs/deploy.md), however many of its requests wait on Redis.
+API_REDIS = RedisTimeouts(connect_s=1.0, reply_s=1.0)
+API_BROKER_BOUND_S = 5.0
+
+
+def redis_client(url: str, timeouts: RedisTimeouts = WORKER_REDIS) -> redis.Redis:
+    """A client that gives up after ``timeouts``, once: a timed-out command is not retried
+    (it would double the wait, and the command may have run)."""
     return redis.Redis.from_url(
-        url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30
+        url,
+        socket_timeout=timeouts.reply_s,
+        socket_connect_timeout=timeouts.connect_s,
+        socket_keepalive=True,
+        health_check_interval=30,
+        retry=Retry(NoBackoff(), 0),
     )
 
 
