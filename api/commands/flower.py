@@ -1,7 +1,9 @@
-"""``compaction flower``: Flower, the Celery monitor, with basic auth when credentials are set.
+"""``compaction flower``: Flower, the Celery monitor, behind basic auth.
 
-Without ``COMPACTION_FLOWER_USER``/``COMPACTION_FLOWER_PASSWORD`` the UI is open and Flower's
-``/api/*`` answers 401; ``compaction up`` always sets credentials (generated under var/).
+Flower's pages show session ids and every job's telemetry. Without
+``COMPACTION_FLOWER_USER``/``COMPACTION_FLOWER_PASSWORD`` it refuses to listen anywhere but on a
+loopback address, as the API does without its token; ``/metrics`` needs the credentials too
+(``api/flower_auth.py``). ``compaction up`` always sets credentials (generated under var/).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import os
 import sys
 
+from api.flower_auth import flower_refusal, require_auth_on_metrics
 from worker.errors import LaunchError
 from worker.settings import Settings, get_settings
 
@@ -46,10 +49,15 @@ def run(args: argparse.Namespace) -> int:
     except LaunchError as exc:
         print(f"compaction flower: {exc}", file=sys.stderr)
         return 2
+    refusal = flower_refusal(settings, args.address or settings.flower_host)
+    if refusal is not None:
+        print(f"compaction flower: {refusal}", file=sys.stderr)
+        return 2
     if not export_basic_auth(settings):
         print(
-            "compaction flower: no COMPACTION_FLOWER_USER/PASSWORD: the UI is open to anyone "
-            "who can reach it and /api/* answers 401",
+            "compaction flower: no COMPACTION_FLOWER_USER/PASSWORD: the UI and /metrics are open "
+            "to anyone on this host and /api/* answers 401",
             file=sys.stderr,
         )
+    require_auth_on_metrics()
     return int(celery_app.start(flower_argv(args, settings)) or 0)
