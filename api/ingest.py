@@ -157,7 +157,9 @@ def _scope(session_id: str, route: str, key: str | None, body: BaseModel) -> Sco
 
 
 def _write(context: ApiContext, session_id: str, scope: Scope | None, write: WriteTurns) -> Reply:
-    replayed, answer, new_job_id = _commit_once_more_on_a_race(context, session_id, scope, write)
+    replayed, answer, new_job_id = _commit_again_if_a_first_put_raced(
+        context, session_id, scope, write
+    )
     if replayed:
         return Reply(answer, replayed=True)
     context.metrics.hygiene.labels(answer.body["hygiene"]["decision"]).inc()
@@ -166,7 +168,7 @@ def _write(context: ApiContext, session_id: str, scope: Scope | None, write: Wri
     return Reply(answer)
 
 
-def _commit_once_more_on_a_race(
+def _commit_again_if_a_first_put_raced(
     context: ApiContext, session_id: str, scope: Scope | None, write: WriteTurns
 ) -> tuple[bool, StoredAnswer, str | None]:
     for attempt in range(2):
@@ -249,6 +251,7 @@ def _send_new_job(
     error = _send(context, job_id)
     if error is None:
         return answer
+    log.warning("job %s could not be queued, marking it failed: %s", job_id, error)
     unqueued = _unqueued(answer, job_id, error)
     try:
         with context.db.write() as s:
@@ -268,7 +271,8 @@ def _send_new_job(
 def _unqueued(answer: StoredAnswer, job_id: str, error: Exception) -> StoredAnswer:
     body = answer.body
     detail = (
-        f"compaction job {job_id} could not be queued: the broker is unreachable ({error}); "
+        f"compaction job {job_id} could not be queued: the broker is unreachable "
+        f"({type(error).__name__}); "
         f"the job is marked failed. The turns are stored (version {body['version']}): do not "
         "send them again. The next write to this session decides hygiene again; "
         f"POST /v1/sessions/{body['session_id']}/compact queues a compaction once the broker "
