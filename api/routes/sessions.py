@@ -28,8 +28,22 @@ from worker.store.idempotency import MAX_KEY_CHARS, RETENTION
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], dependencies=[Depends(require_token)])
 
+_ANSWER_HEADERS = {
+    "ETag": {"description": 'the version, e.g. "3"', "schema": {"type": "string"}},
+    "X-Hygiene-Reason": {"description": "why the decision", "schema": {"type": "string"}},
+    "Idempotent-Replayed": {
+        "description": '"true" when this is the stored answer of an earlier request with the '
+        "same Idempotency-Key (nothing was written)",
+        "schema": {"type": "string"},
+    },
+}
 HYGIENE_RESPONSES: dict[int | str, dict[str, object]] = {
-    202: {"model": HygieneReply, "description": "a compaction job is open for the session"},
+    200: {"description": "stored; no compaction job is open", "headers": _ANSWER_HEADERS},
+    202: {
+        "model": HygieneReply,
+        "description": "stored; a compaction job is open for the session",
+        "headers": _ANSWER_HEADERS,
+    },
     400: {"description": "a malformed If-Match or Idempotency-Key header"},
     412: {"description": "If-Match names a version that is not the current one"},
     413: {"description": "a request limit was exceeded"},
