@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import redis
@@ -17,6 +20,37 @@ from worker.settings import Settings
 from worker.store.db import Database
 
 
+class BrokerBreaker:
+    """Remembers that the broker just failed, so requests stop waiting on it for a while.
+
+    A Redis that stops answering costs each request its client timeouts; on SQLite a write
+    asks for the cooldown inside its transaction, so those waits would also queue every other
+    writer behind them. After a failure, requests skip the broker for ``open_s`` (no cooldown
+    is known, a new job fails as ``broker_unavailable`` at once); then one request tries again.
+    """
+
+    def __init__(self, open_s: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.open_s = open_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._until = 0.0
+        self._error: Exception | None = None
+
+    def down(self) -> Exception | None:
+        """The recent failure while the breaker is open, else None (go ahead)."""
+        with self._lock:
+            return self._error if self._clock() < self._until else None
+
+    def failed(self, exc: Exception) -> None:
+        with self._lock:
+            self._until, self._error = self._clock() + self.open_s, exc
+
+    def closed(self) -> None:
+        """The broker was seen answering: stop skipping it now."""
+        with self._lock:
+            self._until, self._error = 0.0, None
+
+
 @dataclass
 class ApiContext:
     """One per app: made by ``create_app``, closed when the app shuts down."""
@@ -27,6 +61,7 @@ class ApiContext:
     redis: redis.Redis | None
     celery: Any  # untyped library; None without a broker
     metrics: ApiMetrics
+    breaker: BrokerBreaker = field(default_factory=BrokerBreaker)
 
     def close(self) -> None:
         self.db.dispose()

@@ -292,11 +292,15 @@ def _unqueued(answer: StoredAnswer, job_id: str, error: Exception) -> StoredAnsw
 
 def _send(context: ApiContext, job_id: str) -> Exception | None:
     """Hand the job to the broker; None once it has it, else why not."""
+    recent = context.breaker.down()
+    if recent is not None:
+        return recent  # failed a moment ago: do not make this request wait on it too
     try:
         if context.celery is None:
             raise ConnectionError("no broker is configured (COMPACTION_REDIS_URL)")
         enqueue_job(job_id, app=context.celery)
     except BROKER_ERRORS as exc:
+        context.breaker.failed(exc)
         return exc
     return None
 
@@ -368,12 +372,13 @@ def _cooldown(context: ApiContext, session_id: str) -> Cooldown | None:
     Redis unreachable: no cooldown is known; the enqueue that follows then fails, and the job
     is recorded as failed with ``broker_unavailable``.
     """
-    if context.redis is None:
+    if context.redis is None or context.breaker.down() is not None:
         return None
     try:
         return active_cooldown(
             context.redis, session_id=session_id, endpoint=endpoint_id(context.settings)
         )
     except BROKER_ERRORS as exc:
+        context.breaker.failed(exc)
         log.warning("cooldown of session %s unknown: %s", session_id, exc)
         return None

@@ -56,6 +56,8 @@ async def readyz(request: Request) -> Ready:
             _check(executor, "database", lambda: _select_1(context)),
             _check(executor, "broker", client.ping),
         )
+        if broker is None:
+            context.breaker.closed()  # the broker answers again: requests stop skipping it
     problems = [p for p in (database, broker) if p is not None]
     if problems:
         raise ApiProblem(503, "not-ready", "; ".join(problems), extra={"problems": problems})

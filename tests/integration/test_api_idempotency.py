@@ -7,8 +7,6 @@ connection terminated while it waits on a lock another connection holds.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 from sqlalchemy import Connection, create_engine, func, select, text, update
 
 from tests.api_support import Api, api_settings, dump, open_api
@@ -331,11 +330,12 @@ def test_an_api_killed_after_its_commit_is_retried_without_storing_twice(
     base = f"http://127.0.0.1:{port}"
     engine = create_engine(database_url)
     watcher = engine.connect()
-    assert private_redis.process is not None
-    redis_pid = private_redis.process.pid
+    admin = redis.Redis.from_url(private_redis.url)
     try:
         assert httpx.put(f"{base}/v1/sessions/s1", json=snapshot()).status_code == 200
-        os.kill(redis_pid, signal.SIGSTOP)  # the broker hangs: the request stays after its commit
+        # Redis answers reads (the cooldown, before the commit) and holds writes (the job's
+        # message, after it): the request waits after its commit.
+        admin.execute_command("CLIENT", "PAUSE", 60_000, "WRITE")
         outcome: list[object] = []
 
         def send() -> None:
@@ -352,7 +352,8 @@ def test_an_api_killed_after_its_commit_is_retried_without_storing_twice(
         sender.join(30)
         assert len(outcome) == 1 and isinstance(outcome[0], httpx.TransportError), outcome
     finally:
-        os.kill(redis_pid, signal.SIGCONT)
+        admin.execute_command("CLIENT", "UNPAUSE")
+        admin.close()
         proc.stop()
         watcher.close()
         engine.dispose()
@@ -464,7 +465,10 @@ def test_broker_then_database_lost_after_the_commit_still_answers_the_stored_res
     url = api.settings.database_url
     api.client.put("/v1/sessions/s1", json=snapshot())
     answers: list[httpx.Response] = []
-    os.kill(redis_process.pid, signal.SIGSTOP)  # the enqueue hangs after the commit
+    # Redis answers reads (the cooldown, before the commit) and holds writes: the enqueue
+    # hangs after the commit.
+    with redis.Redis.from_url(private_redis.url) as admin:
+        admin.execute_command("CLIENT", "PAUSE", 60_000, "WRITE")
     sender = threading.Thread(target=lambda: answers.append(api.client.post(
         "/v1/sessions/s1/messages", json=turn(BIG), headers=keyed("k-1")
     )))  # fmt: skip

@@ -140,6 +140,27 @@ def test_a_put_over_the_threshold_answers_in_time_and_keeps_what_it_stored(
     assert (job.json()["status"], job.json()["error_class"]) == ("failed", "broker_unavailable")
 
 
+def test_many_writers_over_the_threshold_each_answer_in_time(
+    api: ApiUnderTest, frozen: FrozenRedis
+) -> None:
+    # On SQLite each write asks for the cooldown inside its transaction: had every writer waited
+    # on the frozen Redis in turn, the last would answer after all of their timeouts together.
+    warm, _ = api.request("PUT", "/v1/sessions/warm", json=snapshot(40))
+    assert warm.status_code == 202, warm.text
+    frozen.freeze()
+
+    def write(i: int) -> tuple[httpx.Response, float]:
+        return api.request("PUT", f"/v1/sessions/w{i}", json=snapshot(40))
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(write, range(16)))
+    slowest = max(t for _, t in answers)
+    print(f"16 writers over the threshold, Redis frozen: slowest {slowest:.2f}s")
+    assert [r.status_code for r, _ in answers] == [200] * 16, [r.text for r, _ in answers]
+    assert {r.json()["hygiene"]["job_status"] for r, _ in answers} == {"failed"}
+    assert_in_time(slowest, api.log())
+
+
 def test_readyz_and_a_manual_compaction_answer_503_in_time(
     api: ApiUnderTest, frozen: FrozenRedis
 ) -> None:
