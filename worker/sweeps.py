@@ -21,7 +21,7 @@ from worker import hygiene, keys
 from worker.cooldowns import active_cooldown, endpoint_id
 from worker.enqueue import enqueue_job
 from worker.runtime import Runtime
-from worker.store import jobs
+from worker.store import idempotency, jobs
 from worker.store.errors import JobFencedError, OpenJobExistsError
 from worker.store.models import SessionRow
 from worker.store.sessions import effective_tokens
@@ -110,6 +110,7 @@ def _create_and_enqueue(rt: Runtime, session_id: str) -> str | None:
 class Reaped:
     failed: list[str] = field(default_factory=list)  # running past every limit
     requeued: list[str] = field(default_factory=list)  # open jobs the broker did not have
+    expired_keys: int = 0  # Idempotency-Keys past their retention, forgotten
 
 
 def reap_stuck_jobs(rt: Runtime, *, now: datetime | None = None) -> Reaped:
@@ -130,6 +131,7 @@ def reap_stuck_jobs(rt: Runtime, *, now: datetime | None = None) -> Reaped:
             continue
         enqueue_job(job.id, app=rt.celery)
         out.requeued.append(job.id)
+    out.expired_keys = idempotency.delete_expired(rt.db)
     if out.failed or out.requeued:
         log.warning("reaper: failed %s, re-sent %s", out.failed, out.requeued)
     return out

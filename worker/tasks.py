@@ -118,4 +118,8 @@ def sweep_idle_sessions() -> dict[str, Any]:
 def reap_stuck_jobs() -> dict[str, Any]:
     """Beat, every few minutes: fail jobs whose worker vanished, re-send lost messages."""
     reaped = sweeps.reap_stuck_jobs(runtime.current())
-    return {"failed": reaped.failed, "requeued": reaped.requeued}
+    return {
+        "failed": reaped.failed,
+        "requeued": reaped.requeued,
+        "expired_keys": reaped.expired_keys,
+    }

@@ -17,8 +17,9 @@ from worker import cooldowns
 from worker.enqueue import enqueue_job
 from worker.locks import acquire
 from worker.runtime import Runtime
-from worker.store import jobs
-from worker.store.models import JobRow, SessionRow, utcnow
+from worker.store import idempotency, jobs
+from worker.store.idempotency import Scope, StoredAnswer
+from worker.store.models import IdempotencyKeyRow, JobRow, SessionRow, utcnow
 from worker.sweeps import in_broker, reap_stuck_jobs, sweep_idle_sessions
 
 pytestmark = pytest.mark.integration
@@ -148,6 +149,27 @@ def test_reaper_resends_running_jobs_nobody_holds_that_the_broker_lost(rt: Runti
     assert reaped.requeued == [orphan] and reaped.failed == []
     assert in_broker(rt.redis, orphan) and not in_broker(rt.redis, alive)
     assert jobs.get_job(rt.db, job_id=orphan).status == "running"  # the next claim fences it
+
+
+def test_reaper_forgets_idempotency_keys_past_their_retention(rt: Runtime) -> None:
+    session_id = seed_session(rt.db)
+    old, fresh = (
+        Scope(session_id=session_id, route="append", key=k, body_sha256="0" * 64)
+        for k in ("old", "fresh")
+    )
+    answer = StoredAnswer(200, {"version": 1}, "below the threshold")
+    with rt.db.write() as s:
+        idempotency.remember(s, old, answer)
+        idempotency.remember(s, fresh, answer)
+        s.execute(
+            update(IdempotencyKeyRow)
+            .where(IdempotencyKeyRow.idempotency_key == "old")
+            .values(created_at=utcnow() - idempotency.RETENTION - timedelta(minutes=1))
+        )
+    assert reap_stuck_jobs(rt).expired_keys == 1
+    with rt.db.read() as s:
+        assert idempotency.lookup(s, fresh) is not None
+        assert idempotency.lookup(s, old) is None
 
 
 def test_sweep_command_dry_run_prints_the_picks(
