@@ -43,8 +43,14 @@ def broker_url(settings: Settings) -> str | None:
     return embedded_redis_url(settings)
 
 
+# SQLite: how long a request waits for another writer's lock before it answers 503 (nothing
+# stored, retry): under the bound a client waits for any answer (docs/deploy.md, 5 s). Workers
+# keep the longer default; their waits hold no client.
+API_SQLITE_BUSY_TIMEOUT_S = 3.0
+
+
 def build_context(settings: Settings) -> ApiContext:
-    db = Database(settings.database_url)
+    db = Database(settings.database_url, busy_timeout_s=API_SQLITE_BUSY_TIMEOUT_S)
     url = broker_url(settings)
     client = celery = None
     if url is not None:

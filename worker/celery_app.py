@@ -51,8 +51,9 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
 
 def transport_options(settings: Settings, timeouts: RedisTimeouts = WORKER_REDIS) -> dict[str, Any]:
     # A job whose worker died stays unacked until the visibility timeout, then any live worker
-    # restores it on its next scan. The timeout must exceed the longest job or a slow job would
-    # run twice; the throttle of 1 makes the restore interval the real scan period.
+    # restores it on its next scan; a live worker re-scores the messages it holds, so a job may
+    # run longer than the timeout (worker/broker.py). The throttle of 1 makes the restore
+    # interval the real scan period.
     return {
         "visibility_timeout": settings.visibility_timeout_s,
         "unacked_restore_interval": settings.unacked_restore_interval_s,

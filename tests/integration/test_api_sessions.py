@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from api.main import API_SQLITE_BUSY_TIMEOUT_S
 from tests.api_support import Api, api_settings, dump, open_api
 from tests.store_factories import compaction_of, make_transcript
 from worker.cooldowns import endpoint_id, record_failure
@@ -347,3 +350,28 @@ def test_an_unreachable_database_is_a_503_to_retry_not_a_500(
                 "the database is unavailable (OperationalError); nothing was stored, try again"
             )
         assert api.queued_job_ids() == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_write_that_waits_past_the_apis_busy_timeout_answers_503_and_stores_nothing(
+    api: Api, database_url: str
+) -> None:
+    # Another process holds SQLite's write lock (an operator's shell, a stuck migration): the
+    # request gives up within the client's bound, asks for a retry and stores nothing.
+    assert put(api, "s1", snapshot(2)).status_code == 200
+    before = dump(database_url)
+    holder = sqlite3.connect(database_url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        r = api.client.post(
+            "/v1/sessions/s1/messages", json={"messages": [{"role": "user", "content": "hi"}]}
+        )
+        waited_s = time.monotonic() - started
+    finally:
+        holder.rollback()
+        holder.close()
+    assert r.status_code == 503 and r.headers["retry-after"], r.text
+    assert "nothing was stored" in r.json()["detail"]
+    assert waited_s < API_SQLITE_BUSY_TIMEOUT_S + 2.0, waited_s  # a bound, with room for load
+    assert dump(database_url) == before
