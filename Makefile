@@ -5,7 +5,7 @@ UV     := $(VENV)/bin/uv
 SYNCED := $(VENV)/.synced
 BIN    := $(VENV)/bin
 
-.PHONY: install run test test-unit test-integration test-llm lint format typecheck bench clean
+.PHONY: install run test test-unit test-integration test-llm lint format typecheck bench chaos clean
 
 $(UV):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.11)")'
@@ -51,6 +51,11 @@ bench: install
 	$(BIN)/python -m bench.compress_vs_hermes $(BENCH_ARGS)
 	$(BIN)/python -m bench.retention.run $(RETENTION_ARGS)
 	$(BIN)/python -m bench.retention.run --corpus heldout $(RETENTION_ARGS)
+
+# Faults under load: Redis stopped, killed, wiped and frozen, the database gone, a worker killed,
+# while gateways append without pause (about 10 minutes; docs/faults.md has the table).
+chaos: install
+	$(BIN)/python -m bench.chaos $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis
