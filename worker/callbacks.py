@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from worker import backoff
 from worker.callback_targets import resolved_refusal
 from worker.errors import CallbackDeliveryError
 from worker.runtime import Runtime
@@ -92,8 +93,9 @@ def post_callback(
 
 
 def backoff_s(attempt: int, *, base_s: float = 2.0) -> float:
-    """Seconds before retry number ``attempt`` (1-based): 2, 4, 8, ... capped at five minutes."""
-    return float(min(base_s * 2 ** max(attempt - 1, 0), MAX_BACKOFF_S))
+    """Seconds before retry number ``attempt`` (1-based): up to 2, 4, 8, ... (at most five
+    minutes), drawn at random below that (``worker.backoff``)."""
+    return backoff.backoff_s(base_s, attempt - 1, MAX_BACKOFF_S)
 
 
 def _json_default(value: object) -> object:

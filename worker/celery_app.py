@@ -38,13 +38,16 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
         "nightly-idle-sweep": {
             "task": keys.SWEEP_TASK,
             "schedule": sweep_schedule(settings.sweep_cron),
-            "options": {"queue": keys.QUEUE},
+            "options": {"queue": keys.SERVICE_QUEUE},
         },
         "stuck-job-reaper": {
             "task": keys.REAP_TASK,
             "schedule": float(settings.reaper_interval_s),
             # With no worker up, reaper runs pile up; one is enough when workers return.
-            "options": {"queue": keys.QUEUE, "expires": float(settings.reaper_interval_s)},
+            "options": {
+                "queue": keys.SERVICE_QUEUE,
+                "expires": float(settings.reaper_interval_s),
+            },
         },
     }
 

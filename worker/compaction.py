@@ -27,7 +27,7 @@ import sqlalchemy.exc
 from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError as BrokerError
 
-from worker import cooldowns
+from worker import backoff, cooldowns
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.messages import parse_messages
@@ -78,7 +78,7 @@ T = TypeVar("T")
 
 # Waits between tries while the database or Redis is away: short first (a blip), then at
 # most this long, so a job resumes within seconds of the service coming back.
-_OUTAGE_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+_OUTAGE_FIRST_BACKOFF_S = 0.5
 _OUTAGE_MAX_BACKOFF_S = 10.0
 
 
@@ -102,7 +102,7 @@ def patiently(rt: Runtime, step: Callable[[], T], *, what: str) -> T:
 
 
 def _outage_backoff_s(tries: int) -> float:
-    return _OUTAGE_BACKOFF_S[tries] if tries < len(_OUTAGE_BACKOFF_S) else _OUTAGE_MAX_BACKOFF_S
+    return backoff.backoff_s(_OUTAGE_FIRST_BACKOFF_S, tries, _OUTAGE_MAX_BACKOFF_S)
 
 
 def _one_line(exc: BaseException) -> str:

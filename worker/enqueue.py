@@ -29,4 +29,4 @@ def enqueue_job(job_id: str, *, countdown_s: float | None = None, app: Any = Non
 
 def enqueue_callback(job_id: str, *, app: Any = None) -> None:
     """Send ``deliver_callback(job_id)`` for a finished job whose session wants a callback."""
-    _app(app).send_task(keys.CALLBACK_TASK, args=[job_id], queue=keys.QUEUE)
+    _app(app).send_task(keys.CALLBACK_TASK, args=[job_id], queue=keys.SERVICE_QUEUE)

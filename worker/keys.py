@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-# Celery.
+# Celery. Compactions wait on an LLM for minutes; callbacks, the sweep and the reaper take
+# milliseconds and must not wait behind a backlog of compactions, so they have a queue of their
+# own (every worker consumes both unless told otherwise).
 QUEUE = "compaction"
+SERVICE_QUEUE = "compaction.service"
 COMPACT_TASK = "compaction.compact_session"
 SWEEP_TASK = "compaction.sweep_idle_sessions"
 REAP_TASK = "compaction.reap_stuck_jobs"

@@ -19,7 +19,7 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from worker import callbacks, compaction, encodings, keys, runtime, sweeps
+from worker import backoff, callbacks, compaction, encodings, keys, runtime, sweeps
 from worker.celery_app import celery_app
 from worker.compaction import Decision
 from worker.errors import CallbackDeliveryError
@@ -87,7 +87,7 @@ def max_defers(settings: Settings) -> int:
 
 
 def retry_backoff_s(settings: Settings, failures: int) -> float:
-    return float(min(settings.job_retry_backoff_s * 2**failures, MAX_RETRY_BACKOFF_S))
+    return backoff.backoff_s(settings.job_retry_backoff_s, failures, MAX_RETRY_BACKOFF_S)
 
 
 @celery_app.task(bind=True, name=keys.CALLBACK_TASK, acks_late=True, max_retries=None)

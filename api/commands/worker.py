@@ -22,6 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--concurrency", type=int, default=None, help="default: COMPACTION_WORKER_CONCURRENCY"
     )
+    parser.add_argument(
+        "--queues",
+        default=None,
+        help="comma-separated; default both: compaction (jobs) and compaction.service "
+        "(callbacks, sweep, reaper). A worker of its own for the service queue keeps callbacks "
+        "prompt under any backlog of jobs",
+    )
     parser.add_argument("--loglevel", default="INFO")
     parser.add_argument(
         "--hostname", default=None, help="Celery node name; default compaction-<pid>@<host>"
@@ -35,7 +42,7 @@ def celery_argv(args: argparse.Namespace, concurrency: int) -> list[str]:
         "worker",
         f"--pool={args.pool}",
         f"--concurrency={concurrency}",
-        f"--queues={keys.QUEUE}",
+        f"--queues={args.queues or f'{keys.QUEUE},{keys.SERVICE_QUEUE}'}",
         f"--loglevel={args.loglevel}",
         # Unique per process, so several workers on one host do not collide in Flower.
         f"--hostname={args.hostname or f'compaction-{os.getpid()}@%h'}",

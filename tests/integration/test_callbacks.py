@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.callback_receiver import CallbackReceiver
+from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.stack import broker, stack_env, start_worker, wait_until
 from tests.support.worker_fixtures import private_redis, seed_job, seed_session
 from worker.callbacks import (
@@ -45,9 +46,11 @@ def test_the_body_is_canonical_and_carries_its_timestamp() -> None:
     assert b'"sent_at":1700000000' in one and b" " not in one
 
 
-def test_backoff_doubles_and_is_capped() -> None:
-    assert [backoff_s(n) for n in (1, 2, 3, 4)] == [2.0, 4.0, 8.0, 16.0]
-    assert backoff_s(30) == 300.0
+def test_backoff_doubles_is_capped_and_jittered() -> None:
+    for attempt, ceiling in [(1, 2.0), (2, 4.0), (3, 8.0), (4, 16.0), (30, 300.0)]:
+        waits = [backoff_s(attempt) for _ in range(200)]
+        assert all(0 <= w < ceiling for w in waits)
+        assert max(waits) > 0.75 * ceiling and min(waits) < 0.25 * ceiling  # spread over it
 
 
 @pytest.fixture
@@ -157,3 +160,32 @@ def test_a_gateway_answering_with_an_endless_body_is_delivered_on_the_first_atte
 
     assert [r.answered for r in receiver.received] == [200]
     assert jobs.get_job(db, job_id=job_id).callback_attempts == 1
+
+
+@pytest.mark.integration
+def test_a_callback_does_not_wait_behind_a_backlog_of_jobs(
+    db: Database, private_redis: RedisServer, tmp_path: Path
+) -> None:
+    # One worker thread, five slow jobs waiting: the first job's callback goes out before the
+    # backlog drains (its own queue), not after all five (it used to queue behind them).
+    with (
+        CallbackReceiver(secret=SECRET) as receiver,
+        FakeOpenAI(default=Reply.ok("Summary: slow.").after(1.5)) as llm,
+    ):
+        env = env_for(
+            db, private_redis, tmp_path, llm_base_url=llm.base_url, summary_model="fake",
+            llm_stream="false",
+        )  # fmt: skip
+        first = seed_job(db, seed_session(db, callback_url=receiver.url))
+        backlog = [seed_job(db, seed_session(db)) for _ in range(5)]
+        worker = start_worker(env, tmp_path, concurrency=1)
+        try:
+            with broker(private_redis.url) as app:
+                for job_id in (first, *backlog):
+                    enqueue_job(job_id, app=app)
+            wait_until(lambda: bool(receiver.received), timeout_s=60, what="the callback",
+                       logs=[worker])  # fmt: skip
+            done = [jobs.get_job(db, job_id=j).status for j in backlog].count("succeeded")
+        finally:
+            worker.stop()
+    assert done <= 2, f"{done} of 5 backlog jobs ran before the callback"

@@ -314,8 +314,10 @@ def test_decide_retries_only_operational_trouble(exc: BaseException, expected: D
 def test_waits_for_a_lock_outlast_the_longest_job_and_retries_back_off() -> None:
     s = Settings(job_hard_time_limit_s=900, lock_ttl_s=120, lock_busy_retry_s=15)
     assert max_defers(s) * s.lock_busy_retry_s >= s.job_hard_time_limit_s + s.lock_ttl_s
-    assert [retry_backoff_s(s, n) for n in range(4)] == [5.0, 10.0, 20.0, 40.0]
-    assert retry_backoff_s(s, 30) == 300.0
+    for failures, ceiling in [(0, 5.0), (1, 10.0), (2, 20.0), (3, 40.0), (30, 300.0)]:
+        waits = [retry_backoff_s(s, failures) for _ in range(200)]
+        assert all(0 <= w < ceiling for w in waits)
+        assert max(waits) > 0.75 * ceiling and min(waits) < 0.25 * ceiling  # jittered
 
 
 def test_a_job_whose_session_stays_locked_is_skipped_with_a_reason(rt: Runtime) -> None:
