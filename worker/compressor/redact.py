@@ -63,23 +63,23 @@ def redact_text(text: str) -> Redacted:
     if not text:
         return Redacted(text, 0)
     # Clean text, nearly all of it: one scan for every pass's needles, then only passes that can
-    # match run. After a first replacement the rest is asked pass by pass about the new text.
+    # match run.
     for i in _SCREEN.present(text.lower()):
         text, count = PASSES[i].apply(text)
         if count:
-            return _remaining_passes(text, count, start=i + 1)
+            return _remaining_passes(text, count, after=i)
     return Redacted(text, 0)
 
 
-def _remaining_passes(text: str, total: int, *, start: int) -> Redacted:
-    lowered = text.lower()
-    for needles, apply in PASSES[start:]:
-        if not any(needle in lowered for needle in needles):
-            continue
-        text, count = apply(text)
+def _remaining_passes(text: str, total: int, *, after: int) -> Redacted:
+    # A replacement changes the text: the passes after it are screened again, in one scan.
+    pending = [i for i in _SCREEN.present(text.lower()) if i > after]
+    while pending:
+        i = pending.pop(0)
+        text, count = PASSES[i].apply(text)
         if count:
             total += count
-            lowered = text.lower()
+            pending = [j for j in _SCREEN.present(text.lower()) if j > i]
     return Redacted(text, total)
 
 

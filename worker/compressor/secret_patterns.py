@@ -25,6 +25,7 @@ from worker.compressor.secret_names import (
     name_strength,
     unquote,
 )
+from worker.compressor.secret_vendors import VENDOR_TOKENS, VendorToken
 
 PRIVATE_KEY_MARKER = "[REDACTED PRIVATE KEY]"
 
@@ -95,45 +96,9 @@ def _hide_value(m: re.Match[str], group: str = "value") -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Vendor-prefixed keys: the prefix stays, it tells a reader which vendor's key this was.
+# Vendor-prefixed keys (the table is in secret_vendors.py): the prefix stays, it tells a reader
+# which vendor's key this was.
 
-# (head, rest of the prefix, body, needles). The head is a fixed-width start: the boundary check
-# sits right after it, so the engine can still jump from one occurrence of the head to the next.
-_VENDOR_TOKENS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    (r"sk-", r"(?:ant-|proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_-]{20,}", ("sk-",)),
-    (r"[sr]k_", r"(?:live|test)_", r"[A-Za-z0-9]{16,}", ("k_live_", "k_test_")),
-    (r"whsec_", "", r"[A-Za-z0-9+/=]{20,}", ("whsec_",)),
-    (r"gh[pousr]_", "", r"[A-Za-z0-9]{30,}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    (r"github_pat_", "", r"[A-Za-z0-9_]{30,}", ("github_pat_",)),
-    (r"xox[abposre]-", "", r"[A-Za-z0-9-]{10,}", ("xox",)),
-    (r"xapp-", "", r"[A-Za-z0-9-]{10,}", ("xapp-",)),
-    (r"AIza", "", r"[0-9A-Za-z_-]{30,}", ("aiza",)),
-    (r"hf_", "", r"[A-Za-z0-9]{30,}", ("hf_",)),
-    (r"pypi-", "", r"[A-Za-z0-9_-]{40,}", ("pypi-",)),
-    (
-        r"gl",
-        r"(?:pat|dt|rt|ptt|soat|ft|cbt)-",
-        r"[A-Za-z0-9_-]{20,}",
-        ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glft-", "glcbt-"),
-    ),
-    (r"npm_", "", r"[A-Za-z0-9]{30,}", ("npm_",)),
-    (r"gsk_", "", r"[A-Za-z0-9]{30,}", ("gsk_",)),
-    (r"pplx-", "", r"[A-Za-z0-9]{30,}", ("pplx-",)),
-    (r"r8_", "", r"[A-Za-z0-9]{30,}", ("r8_",)),
-    (r"nvapi-", "", r"[A-Za-z0-9_-]{30,}", ("nvapi-",)),
-    (r"tvly-", "", r"[A-Za-z0-9_-]{20,}", ("tvly-",)),
-    (r"do[por]_v1_", "", r"[a-f0-9]{40,}", ("_v1_",)),
-    (r"shp", r"(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32,}", ("shp",)),
-    (r"SG\.", "", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", ("sg.",)),
-    (r"AGE-SECRET-KEY-1", "", r"[A-Z0-9]{40,}", ("age-secret-key-",)),
-    # AWS access key ids: long-term (AKIA), temporary (ASIA) and their kin.
-    (
-        r"A",
-        r"(?:KIA|SIA|BIA|CCA)",
-        r"[A-Z0-9]{16}(?![A-Za-z0-9])",
-        ("akia", "asia", "abia", "acca"),
-    ),
-)
 # A lower-case kebab-case body is a name (sk-learn-style), not a random key.
 _KEBAB_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
@@ -154,15 +119,18 @@ def _vendor_replace(m: re.Match[str]) -> str:
     return m.group("prefix") + MARKER
 
 
-def _vendor_passes() -> list[Pass]:
-    return [
-        _regex_pass(
-            re.compile(rf"(?P<prefix>{_after_boundary(head)}{rest})(?P<body>{body})"),
-            _vendor_replace,
-            *needles,
-        )
-        for head, rest, body, needles in _VENDOR_TOKENS
-    ]
+def _random_vendor_replace(m: re.Match[str]) -> str:
+    if not looks_like_credential(m.group("body")):
+        return m.group(0)
+    return _vendor_replace(m)
+
+
+def _vendor_pass(token: VendorToken) -> Pass:
+    pattern = re.compile(
+        rf"(?P<prefix>{_after_boundary(token.head)}{token.rest})(?P<body>{token.body})"
+    )
+    replace = _random_vendor_replace if token.random_only else _vendor_replace
+    return _regex_pass(pattern, replace, *token.needles)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,9 +157,12 @@ def _pem_replace(m: re.Match[str]) -> str:
 
 
 # Userinfo of any URL, databases and brokers included: scheme://user:password@host. The user
-# stays; the password runs to the last "@" of the authority (passwords may hold "@").
+# stays; the password runs to the last "@" of the authority (passwords may hold "@"). A user
+# alone that is a random token is the credential itself: a Sentry DSN's key, a git remote's
+# https://TOKEN@host.
 _URL_USERINFO = re.compile(
-    r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/@?#'\"\\<>]*:(?P<pw>[^\s/?#'\"\\<>]+)@"
+    r"[A-Za-z][A-Za-z0-9+.-]{0,30}://"
+    r"(?:[^\s:/@?#'\"\\<>]*:(?P<pw>[^\s/?#'\"\\<>]+)|(?P<user>[A-Za-z0-9]{20,}))@"
     r"(?=[A-Za-z0-9\[._-])"
 )
 
@@ -200,6 +171,8 @@ _EXAMPLE_PASSWORDS = frozenset({"password", "pass", "passwd", "pwd", "pw", "secr
 
 
 def _url_password_replace(m: re.Match[str]) -> str:
+    if m.group("pw") is None:
+        return _hide_group(m, "user") if looks_like_credential(m.group("user")) else m.group(0)
     if _is_example_password(m.group("pw")):
         return m.group(0)
     return _hide_group(m, "pw")
@@ -207,6 +180,25 @@ def _url_password_replace(m: re.Match[str]) -> str:
 
 def _is_example_password(password: str) -> bool:
     return password.lower() in _EXAMPLE_PASSWORDS or is_placeholder(password)
+
+
+# Webhook URLs carry their secret in the path: the last segment of a Slack hook (the workspace
+# and channel ids before it stay), the token after a Discord hook's id, the segment after a
+# Teams hook's "IncomingWebhook/".
+_SLACK_WEBHOOK = re.compile(
+    r"hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9]+/){1,4}"
+    r"(?P<secret>[A-Za-z0-9]{16,})"
+)
+_DISCORD_WEBHOOK = re.compile(r"/api/webhooks/[0-9]{5,25}/(?P<secret>[A-Za-z0-9_-]{30,})")
+_TEAMS_WEBHOOK = re.compile(r"/IncomingWebhook/(?P<secret>[0-9a-fA-F]{32})(?![A-Za-z0-9])")
+
+
+def _path_secret_replace(m: re.Match[str]) -> str:
+    """A path segment that is random (not a placeholder such as XXXX, not a name)."""
+    secret = m.group("secret")
+    if is_placeholder(secret) or not looks_like_credential(secret):
+        return m.group(0)
+    return _hide_group(m, "secret")
 
 
 # Authorization headers: the header name and the scheme stay, the credentials go. "=" only
@@ -245,6 +237,18 @@ _TELEGRAM_BARE = re.compile(
     r"(?:(?<![A-Za-z0-9_:])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4}))"
     r"\d{6,12}:(?P<tok>AA[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])"
 )
+# In a text that names Telegram, <bot id>:<35 characters> is a bot token whatever it starts
+# with (TELEGRAM=123456789:..., "telegram_bot": "..."); the pass runs only on such texts.
+_TELEGRAM_NAMED = re.compile(
+    r"(?:(?<![A-Za-z0-9_:])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4}))"
+    r"\d{5,16}:(?P<tok>[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])"
+)
+
+
+def _random_token_replace(m: re.Match[str]) -> str:
+    return _hide_group(m, "tok") if looks_like_credential(m.group("tok")) else m.group(0)
+
+
 # Discord bot tokens: base64 user id, timestamp, HMAC.
 _DISCORD = re.compile(
     r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
@@ -255,6 +259,22 @@ _DISCORD_GATE = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27}")
 
 def _whole_token(m: re.Match[str]) -> str:
     return MARKER if _starts_token(m.string, m.start(), "-.") else m.group(0)
+
+
+# Mailchimp API keys: 32 hex digits, then the data center (-us14), which stays. The key comes
+# before the literal, so a literal-led gate finds the data center first.
+_MAILCHIMP = re.compile(
+    r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt])|(?<=\\u[0-9A-Fa-f]{4}))"
+    r"(?P<key>[0-9a-f]{32})-us[0-9]{1,2}(?![A-Za-z0-9])"
+)
+_MAILCHIMP_GATE = re.compile(r"-us[0-9]{1,2}(?![A-Za-z0-9])")
+
+# PuTTY key files: the base64 lines after "Private-Lines: N" are the private key.
+_NEWLINE = r"(?:\r?\n|\\(?:r\\)?n)"  # "\n" in JSON-escaped text too
+_PUTTY_LINE = r"[A-Za-z0-9+/=]{4,}+(?=[\r\n\\\"']|$)"  # a whole line: not Private-MAC's start
+_PUTTY_PRIVATE = re.compile(
+    rf"Private-Lines:[ \t]*[0-9]+{_NEWLINE}(?P<body>{_PUTTY_LINE}(?:{_NEWLINE}{_PUTTY_LINE})*+)"
+)
 
 
 # Cookie and Set-Cookie headers: each cookie's value (a session id) goes; names and attributes
@@ -518,14 +538,22 @@ def _opens_line(text: str, i: int) -> bool:
 
 PASSES: tuple[Pass, ...] = (
     _regex_pass(_PEM, _pem_replace, "private key"),
-    *_vendor_passes(),
+    _regex_pass(
+        _PUTTY_PRIVATE, lambda m: _hide_group(m, "body", PRIVATE_KEY_MARKER), "private-lines:"
+    ),
+    *(_vendor_pass(token) for token in VENDOR_TOKENS),
     _regex_pass(_JWT, lambda m: MARKER, "eyj"),
     _regex_pass(_URL_USERINFO, _url_password_replace, "://"),
+    _regex_pass(_SLACK_WEBHOOK, _path_secret_replace, "hooks.slack"),
+    _regex_pass(_DISCORD_WEBHOOK, _path_secret_replace, "webhooks/"),
+    _regex_pass(_TEAMS_WEBHOOK, _path_secret_replace, "webhook/"),
     _regex_pass(_AUTH_HEADER, _credential_replace, "authorization"),
     _regex_pass(_BEARER, _credential_replace, "bearer"),
     _regex_pass(_TELEGRAM_BOT, lambda m: _hide_group(m, "tok"), "bot"),
     _regex_pass(_TELEGRAM_BARE, lambda m: _hide_group(m, "tok"), ":aa"),
+    _regex_pass(_TELEGRAM_NAMED, _random_token_replace, "telegram", "tgram"),
     _regex_pass(_DISCORD, _whole_token, ".", gate=_DISCORD_GATE),
+    _regex_pass(_MAILCHIMP, lambda m: _hide_group(m, "key"), "-us", gate=_MAILCHIMP_GATE),
     _regex_pass(_COOKIE_HEADER, _cookie_replace, "cookie"),
     _regex_pass(_NETRC, lambda m: _hide_group(m, "value"), "machine"),
     _regex_pass(_QUERY_PARAM, _param_replace, "?", "&", gate=_HAS_PAIR),
