@@ -12,9 +12,10 @@ $(UV):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
 
-# The lock file pins every dependency; --frozen refuses to run if it is out of date.
+# The lock file pins every dependency. --locked fails when uv.lock is out of date with
+# pyproject.toml (--frozen would install the stale lock without a word): run `uv lock`.
 $(SYNCED): $(UV) uv.lock pyproject.toml
-	$(UV) sync --frozen --quiet
+	$(UV) sync --locked --quiet
 	@touch $@
 
 install: $(SYNCED)

@@ -21,6 +21,7 @@ import pytest
 
 from tests.deploy.dockerfile import DockerIgnore, build_context, parse_dockerfile
 from tests.deploy.files import COMPONENT_COMMANDS, DOCKERFILE, ROOT
+from tests.deploy.lockfile import NEEDS_UPDATE, STALE_EDITS, project_copy, uv_env
 
 pytestmark = pytest.mark.integration
 
@@ -44,18 +45,25 @@ print(json.dumps({"failures": failures, "dev_only": dev_only,
 """
 
 
-def dockerfile_sync_command() -> tuple[list[str], dict[str, str]]:
-    """The builder's last `uv sync` (without BuildKit mounts) and the builder's UV_* env."""
+def dockerfile_sync_commands() -> tuple[list[list[str]], dict[str, str]]:
+    """The builder's `uv sync` commands (without BuildKit mounts) and the builder's UV_* env."""
     docker = parse_dockerfile(DOCKERFILE)
-    (*_, final_sync) = [i for i in docker.of("RUN", 0) if "uv sync" in i.value]
-    words = final_sync.value.split()
-    command = words[words.index("uv") :]
+    commands = []
+    for run in [i for i in docker.of("RUN", 0) if "uv sync" in i.value]:
+        words = run.value.split()
+        commands.append(words[words.index("uv") :])
     env: dict[str, str] = {}
     for instruction in docker.of("ENV", 0):
         for word in instruction.value.split():
             name, _, value = word.partition("=")
             env[name] = value
-    return command, env
+    return commands, env
+
+
+def dockerfile_sync_command() -> tuple[list[str], dict[str, str]]:
+    """The builder's last `uv sync`, the one that installs the project, and its env."""
+    commands, env = dockerfile_sync_commands()
+    return commands[-1], env
 
 
 @dataclass(frozen=True)
@@ -131,3 +139,24 @@ def test_the_install_carries_every_file_of_our_packages(installed: Installed) ->
     shipped = [rel for rel in installed.context if rel.startswith(("api/", "worker/"))]
     assert "worker/settings.py" in shipped
     assert [rel for rel in shipped if not (site / rel).is_file()] == []
+
+
+@pytest.mark.parametrize("edit", STALE_EDITS)
+@pytest.mark.parametrize("step", ["dependencies", "project"])
+def test_the_image_build_refuses_a_lock_older_than_pyproject(
+    tmp_path: Path, edit: str, step: str
+) -> None:
+    commands, builder_env = dockerfile_sync_commands()
+    command = commands[0 if step == "dependencies" else -1]
+    context = project_copy(tmp_path / "context", edit=edit, extra=("README.md",))
+    env = uv_env(**builder_env) | {
+        "UV_PROJECT_ENVIRONMENT": str(tmp_path / "venv"),
+        "UV_PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        [str(UV), *command[1:], "--dry-run"], cwd=context, env=env, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0, f"the image would install a stale uv.lock:\n{done.stderr}"
+    if edit == "bound changed":  # resolvable offline: uv names the problem itself
+        assert NEEDS_UPDATE in done.stderr

@@ -116,7 +116,10 @@ def test_the_builder_installs_exactly_the_lock_file_with_the_projects_uv() -> No
     assert len(runs) == 2  # dependencies first (cached layer), then the project
     for run in runs:
         words = run.words()
-        assert {"--frozen", "--no-dev"} <= set(run.value.split()), run
+        # --locked: a uv.lock out of date with pyproject.toml fails the build (--frozen would
+        # install it silently).
+        assert {"--locked", "--no-dev"} <= set(run.value.split()), run
+        assert "--frozen" not in run.value, run
         assert "--no-install-project" in run.value or "--no-editable" in run.value, run
         assert words[:2] == ["uv", "sync"]
     # The lock is copied before the first install, the sources only before the second.
