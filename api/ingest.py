@@ -129,7 +129,7 @@ def manual_compaction(context: ApiContext, session_id: str, body: CompactIn) -> 
         focus_topic=body.focus_topic,
         force=body.force,
     )
-    error = _send(context, job.id)
+    error = _send(context, job.id, session_id=session_id, trigger="manual")
     if error is not None:
         # JobFencedError: the reaper re-sent it meanwhile and a worker has it; leave it be.
         with contextlib.suppress(JobFencedError), context.db.write() as s:
@@ -248,7 +248,7 @@ def _send_new_job(
 ) -> StoredAnswer:
     """Send the committed job; if the broker cannot take it, fail the job and say so in the
     answer (also the one kept under the key), never asking for the stored turns again."""
-    error = _send(context, job_id)
+    error = _send(context, job_id, session_id=answer.body["session_id"], trigger="hygiene")
     if error is None:
         return answer
     log.warning("job %s could not be queued, marking it failed: %s", job_id, error)
@@ -290,7 +290,7 @@ def _unqueued(answer: StoredAnswer, job_id: str, error: Exception) -> StoredAnsw
     return StoredAnswer(200, failed_body, reason)
 
 
-def _send(context: ApiContext, job_id: str) -> Exception | None:
+def _send(context: ApiContext, job_id: str, *, session_id: str, trigger: str) -> Exception | None:
     """Hand the job to the broker; None once it has it, else why not."""
     recent = context.breaker.down()
     if recent is not None:
@@ -298,7 +298,7 @@ def _send(context: ApiContext, job_id: str) -> Exception | None:
     try:
         if context.celery is None:
             raise ConnectionError("no broker is configured (COMPACTION_REDIS_URL)")
-        enqueue_job(job_id, app=context.celery)
+        enqueue_job(job_id, session_id=session_id, trigger=trigger, app=context.celery)
     except BROKER_ERRORS as exc:
         context.breaker.failed(exc)
         return exc

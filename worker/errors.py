@@ -5,6 +5,7 @@
     │   ├── LockBusyError           another job holds the session's lock: defer, never overlap
     │   └── LockLostError           our lease expired or was taken over: abort, write nothing
     ├── JobDeadlineError            the job ran past its soft time limit (error_class "timeout")
+    ├── JobFailedError              the job finished failed: its task ends in Celery's FAILURE
     ├── CallbackDeliveryError       the callback endpoint failed (HTTP status or transport)
     └── LaunchError                 a component of the stack could not start (busy port, no URL)
 
@@ -56,3 +57,10 @@ class CallbackDeliveryError(WorkerError):
 
 class LaunchError(WorkerError):
     """A component of the stack could not start; the message says what to change."""
+
+
+class JobFailedError(WorkerError):
+    """The job finished ``failed``; raised by its task so Celery and Flower say FAILURE.
+
+    The message is the job's telemetry (the row in the database has it too).
+    """

@@ -97,7 +97,7 @@ def _create_and_enqueue(rt: Runtime, session_id: str) -> str | None:
     except OpenJobExistsError:
         return None  # the gateway or a manual call got there first
     try:
-        enqueue_job(job.id, app=rt.celery)
+        enqueue_job(job.id, session_id=job.session_id, trigger=job.trigger, app=rt.celery)
     except BROKER_ERRORS as exc:
         # The job stays queued; the reaper sends it again once the broker is back.
         log.warning(
@@ -129,7 +129,7 @@ def reap_stuck_jobs(rt: Runtime, *, now: datetime | None = None) -> Reaped:
         # A running job whose session lock is held has a live worker (its heartbeat keeps it).
         if job.id in present or (job.status == "running" and _locked(rt, job.session_id)):
             continue
-        enqueue_job(job.id, app=rt.celery)
+        enqueue_job(job.id, session_id=job.session_id, trigger=job.trigger, app=rt.celery)
         out.requeued.append(job.id)
     out.expired_keys = idempotency.delete_expired(rt.db)
     if out.failed or out.requeued:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from typing import Any
 
 from celery import Task
+from celery.exceptions import Ignore
 from celery.signals import (
     worker_init,
     worker_process_init,
@@ -19,10 +21,10 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from worker import backoff, callbacks, compaction, encodings, keys, runtime, sweeps
+from worker import backoff, callbacks, compaction, encodings, keys, runtime, sweeps, task_outcome
 from worker.celery_app import celery_app
 from worker.compaction import Decision
-from worker.errors import CallbackDeliveryError
+from worker.errors import CallbackDeliveryError, JobFailedError
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,31 +55,46 @@ def _on_shutdown(**_: Any) -> None:
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=None,
+    throws=(JobFailedError,),  # a failed job is an outcome, not a crash: no traceback
     # Flower shows the telemetry from the task-succeeded event, cut at this many characters.
     resultrepr_maxsize=8192,
 )
-def compact_session(self: Task, job_id: str, defers: int = 0, failures: int = 0) -> dict[str, Any]:
-    """Compact one job's session; the telemetry dict (Flower shows it)."""
+def compact_session(self: Task, job_id: str, defers: int = 0, failures: int = 0) -> str:
+    """Compact one job's session; ends as the job did (worker/task_outcome.py)."""
+    started = time.monotonic()
     rt = runtime.current()
     try:
-        return compaction.run_job(rt, job_id, worker=runtime.worker_id())
+        telemetry = compaction.run_job(rt, job_id, worker=runtime.worker_id())
     except Exception as exc:
-        decision = compaction.decide(exc)
-        if decision is Decision.FENCED:
-            log.info("job %s: %s", job_id, exc)
-            return {"id": job_id, "status": "fenced", "detail": str(exc)}
-        if decision is Decision.DEFER and defers < max_defers(rt.settings):
-            kwargs = {"defers": defers + 1, "failures": failures}
-            countdown = rt.settings.lock_busy_retry_s
-            raise self.retry(args=[job_id], kwargs=kwargs, countdown=countdown) from exc
-        if decision is Decision.DEFER:
-            return compaction.give_up_locked(rt, job_id, worker=runtime.worker_id())
-        if decision is Decision.RETRY and failures + 1 < rt.settings.max_job_attempts:
-            kwargs = {"defers": defers, "failures": failures + 1}
-            countdown = retry_backoff_s(rt.settings, failures)
-            raise self.retry(args=[job_id], kwargs=kwargs, countdown=countdown, exc=exc) from exc
-        compaction.fail_job(rt, job_id, exc)
-        raise
+        telemetry = _after_error(self, rt, job_id, exc, defers=defers, failures=failures)
+    return task_outcome.report(self, telemetry, started=started)
+
+
+def _after_error(
+    task: Task, rt: runtime.Runtime, job_id: str, exc: Exception, *, defers: int, failures: int
+) -> dict[str, Any]:
+    """Retry, or the telemetry of how the job ended; re-raises what fails the task."""
+    decision = compaction.decide(exc)
+    shown_kwargs = getattr(task.request, "kwargsrepr", None)  # session and trigger, for Flower
+    if decision is Decision.FENCED:
+        log.info("job %s: %s", job_id, exc)
+        raise Ignore() from exc  # the attempt that owns the job reports its outcome
+    if decision is Decision.DEFER and defers < max_defers(rt.settings):
+        kwargs = {"defers": defers + 1, "failures": failures}
+        countdown = rt.settings.lock_busy_retry_s
+        raise task.retry(
+            args=[job_id], kwargs=kwargs, countdown=countdown, kwargsrepr=shown_kwargs
+        ) from exc
+    if decision is Decision.DEFER:
+        return compaction.give_up_locked(rt, job_id, worker=runtime.worker_id())
+    if decision is Decision.RETRY and failures + 1 < rt.settings.max_job_attempts:
+        kwargs = {"defers": defers, "failures": failures + 1}
+        countdown = retry_backoff_s(rt.settings, failures)
+        raise task.retry(
+            args=[job_id], kwargs=kwargs, countdown=countdown, exc=exc, kwargsrepr=shown_kwargs
+        ) from exc
+    compaction.fail_job(rt, job_id, exc)
+    raise exc
 
 
 def max_defers(settings: Settings) -> int:

@@ -26,6 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=None, help="default: COMPACTION_FLOWER_PORT")
 
 
+# The task list shows each job's session and trigger (kwargs) and its outcome (result): see
+# worker/task_outcome.py. FLOWER_TASKS_COLUMNS in the environment overrides it.
+TASK_COLUMNS = "name,uuid,state,kwargs,result,received,runtime,worker"
+
+
 def flower_argv(args: argparse.Namespace, settings: Settings) -> list[str]:
     address = args.address or settings.flower_host
     return ["flower", f"--address={address}", f"--port={args.port or settings.flower_port}"]
@@ -60,4 +65,5 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     require_auth_on_metrics()
+    os.environ.setdefault("FLOWER_TASKS_COLUMNS", TASK_COLUMNS)
     return int(celery_app.start(flower_argv(args, settings)) or 0)
