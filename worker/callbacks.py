@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from worker import backoff
+from worker import backoff, metrics
 from worker.callback_targets import resolved_refusal
 from worker.errors import CallbackDeliveryError
 from worker.runtime import Runtime
@@ -126,8 +126,11 @@ def deliver(rt: Runtime, job_id: str) -> dict[str, Any]:
             secret=secret.get_secret_value() if secret else None, sent_at=sent_at,
         )  # fmt: skip
     jobs.record_callback(rt.db, job_id=job_id, status="delivered")
+    metrics.callback_attempt("delivered")
     return {"id": job_id, "callback_status": "delivered", "http_status": status}
 
 
 def record_failed_attempt(rt: Runtime, job_id: str, *, final: bool) -> None:
-    jobs.record_callback(rt.db, job_id=job_id, status="failed" if final else "retrying")
+    outcome = "failed" if final else "retrying"
+    jobs.record_callback(rt.db, job_id=job_id, status=outcome)
+    metrics.callback_attempt(outcome)

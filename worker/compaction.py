@@ -27,7 +27,7 @@ import sqlalchemy.exc
 from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError as BrokerError
 
-from worker import backoff, cooldowns
+from worker import backoff, cooldowns, metrics
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.messages import parse_messages
@@ -95,6 +95,7 @@ def patiently(rt: Runtime, step: Callable[[], T], *, what: str) -> T:
             if time.monotonic() + wait_s > deadline:
                 raise
             if tries == 0:
+                metrics.outage_wait(exc)
                 log.warning("%s: %s; trying again for up to %.0fs", what, _one_line(exc),
                             rt.settings.job_outage_wait_s)  # fmt: skip
             tries += 1
@@ -159,6 +160,7 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
         if decide(exc) is Decision.FAIL:
             finished(rt, _fail(rt, claim, type(exc).__name__, str(exc)))
         raise
+    metrics.compressed(result.report)
     for note in result.report.notes:  # re-splits, repaired tool pairs: worth an operator's look
         log.info("job %s (session %s): %s", claim.job_id, claim.session_id, note)
     timings = jobs.Timings(run_ms=_ms_since(started), llm_ms=result.report.llm_ms)
@@ -298,7 +300,9 @@ def _record_summarizer_outcome(rt: Runtime, session_id: str, report: CompactionR
 
 
 def finished(rt: Runtime, row: JobRow) -> dict[str, Any]:
-    """After a job finishes: queue its callback if the session wants one; its telemetry."""
+    """After a job finishes: count it, queue its callback if the session wants one; its
+    telemetry."""
+    metrics.job_finished(row)
     notify(rt, row)
     return jobs.job_telemetry(row)
 
@@ -310,6 +314,7 @@ def notify(rt: Runtime, row: JobRow) -> None:
         enqueue_callback(row.id, app=rt.celery)
     except RETRYABLE as exc:
         # The job is done; a callback that cannot even be queued must not undo that.
+        metrics.enqueue_failed("callback")
         log.warning("could not queue the callback of job %s: %s", row.id, exc)
 
 
