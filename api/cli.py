@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 COMMANDS: dict[str, str] = {
     "up": "the whole embedded stack in the foreground (Redis, API, worker, beat, Flower)",
@@ -61,9 +62,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 def settings_problems(exc: ValidationError) -> str:
     """``COMPACTION_SUMMARY_MODEL: String should have at most 200 characters; ...``"""
     return "; ".join(
-        f"COMPACTION_{str(e['loc'][0]).upper()}: {e['msg']}" if e["loc"] else e["msg"]
+        f"COMPACTION_{str(e['loc'][0]).upper()}: {_message(e)}" if e["loc"] else _message(e)
         for e in exc.errors()
     )
+
+
+def _message(error: ErrorDetails) -> str:
+    # A validator's own ValueError already says what is wrong; pydantic's msg prefixes it with
+    # "Value error, ", which reads as noise to someone fixing an environment variable.
+    cause = error.get("ctx", {}).get("error")
+    if error["type"] == "value_error" and isinstance(cause, ValueError):
+        return str(cause)
+    return error["msg"]
 
 
 if __name__ == "__main__":

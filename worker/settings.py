@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 from typing import Annotated, Literal
 
-from celery.schedules import crontab
+from celery.schedules import ParseException, crontab
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -126,7 +126,10 @@ class Settings(BaseSettings):
     @field_validator("sweep_cron")
     @classmethod
     def _cron_parses(cls, value: str) -> str:
-        sweep_schedule(value)  # celery's own parser, as beat reads it; its error names the field
+        try:
+            sweep_schedule(value)  # celery's own parser, as beat reads it
+        except (ValueError, ParseException) as exc:  # ParseException is not a ValueError
+            raise ValueError(f"{value!r} is not a cron expression: {exc}") from exc
         return value
 
     @model_validator(mode="after")
@@ -159,7 +162,7 @@ def sweep_schedule(cron: str) -> crontab:
     """A crontab from five fields (minute hour day month weekday), in UTC."""
     fields = cron.split()
     if len(fields) != 5:
-        raise ValueError(f"COMPACTION_SWEEP_CRON needs 5 fields, got {cron!r}")
+        raise ValueError("it needs 5 fields: minute hour day-of-month month weekday (UTC)")
     minute, hour, day_of_month, month_of_year, day_of_week = fields
     return crontab(
         minute=minute,
