@@ -21,7 +21,17 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from worker import backoff, callbacks, compaction, encodings, keys, runtime, sweeps, task_outcome
+from worker import (
+    backoff,
+    callbacks,
+    compaction,
+    encodings,
+    keys,
+    metrics,
+    runtime,
+    sweeps,
+    task_outcome,
+)
 from worker.celery_app import celery_app
 from worker.compaction import Decision
 from worker.errors import CallbackDeliveryError, JobFailedError
@@ -75,6 +85,7 @@ def _after_error(
 ) -> dict[str, Any]:
     """Retry, or the telemetry of how the job ended; re-raises what fails the task."""
     decision = compaction.decide(exc)
+    metrics.attempt_interrupted(decision.value, exc)
     shown_kwargs = getattr(task.request, "kwargsrepr", None)  # session and trigger, for Flower
     if decision is Decision.FENCED:
         log.info("job %s: %s", job_id, exc)
