@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     job_retry_backoff_s: float = Field(default=5.0, ge=0)
     # A job whose session is locked waits this long, again.
     lock_busy_retry_s: float = Field(default=15.0, gt=0)
+    # The worker's Prometheus endpoint (`compaction worker --metrics-port`); unset: none.
+    # Containers bind 0.0.0.0 (deploy/ sets both); the embedded default stays on loopback.
+    worker_metrics_port: int | None = Field(default=None, ge=1, le=65_535)
+    worker_metrics_host: str = "127.0.0.1"
 
     # Cooldowns after summarizer failures (seconds). At least 1: a cooldown is a Redis key's
     # expiry, and Redis refuses an expiry of 0 (a failure would fail the job, not fall back).

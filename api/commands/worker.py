@@ -1,4 +1,5 @@
-"""``compaction worker``: one Celery worker on the compaction queue (threads pool by default)."""
+"""``compaction worker``: one Celery worker on the compaction queue (threads pool by default)
+and, with a metrics port, its Prometheus endpoint (worker/metrics_export.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import os
 import sys
 
 from worker.errors import LaunchError
-from worker.settings import get_settings
+from worker.metrics_export import start_exporter
+from worker.settings import Settings, get_settings
 
 HELP = "a Celery worker"
 
@@ -28,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated; default both: compaction (jobs) and compaction.service "
         "(callbacks, sweep, reaper). A worker of its own for the service queue keeps callbacks "
         "prompt under any backlog of jobs",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve Prometheus metrics on this port (host: COMPACTION_WORKER_METRICS_HOST); "
+        "default: COMPACTION_WORKER_METRICS_PORT, unset: none",
     )
     parser.add_argument("--loglevel", default="INFO")
     parser.add_argument(
@@ -53,6 +62,23 @@ def celery_argv(args: argparse.Namespace, concurrency: int) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
+    port = args.metrics_port or settings.worker_metrics_port
+    try:
+        # First: it chooses where metric values live, before anything makes one.
+        exporter = start_exporter(host=settings.worker_metrics_host, port=port) if port else None
+    except LaunchError as exc:
+        print(f"compaction worker: {exc}", file=sys.stderr)
+        return 2
+    if exporter is not None:
+        print(f"compaction worker: metrics on {exporter.url}", flush=True)
+    try:
+        return _run_worker(args, settings)
+    finally:
+        if exporter is not None:
+            exporter.close()
+
+
+def _run_worker(args: argparse.Namespace, settings: Settings) -> int:
     from worker.celery_app import broker_url, celery_app
 
     try:
