@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import redis
 from fastapi import Depends, Header, Path, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.auth import token_refusal
 from api.errors import ApiProblem
@@ -79,7 +80,19 @@ def get_context(request: Request) -> ApiContext:
 Context = Annotated[ApiContext, Depends(get_context)]
 
 
-def require_token(request: Request, context: Context) -> None:
+# Only documents the scheme (and gives /docs its Authorize button): ``token_refusal`` decides.
+bearer_scheme = HTTPBearer(
+    scheme_name="bearerAuth",
+    description="COMPACTION_API_TOKEN; required on /v1/* when it is set",
+    auto_error=False,
+)
+
+
+def require_token(
+    request: Request,
+    context: Context,
+    _: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
+) -> None:
     """Bearer auth on /v1/* when COMPACTION_API_TOKEN is set (constant-time compare).
 
     ``BearerAuthMiddleware`` runs the same check earlier, before the body is read; this keeps

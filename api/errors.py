@@ -123,10 +123,7 @@ async def _api_problem(request: Request, exc: Exception) -> JSONResponse:
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = [
-        {"loc": _location(err.get("loc", ())), "msg": str(err.get("msg", "invalid"))}
-        for err in exc.errors()
-    ]
+    errors = [{"loc": _location(err.get("loc", ())), "msg": _message(err)} for err in exc.errors()]
     detail = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors) or "invalid request"
     return problem_response(422, "validation-error", detail, extra={"errors": errors})
 
@@ -172,6 +169,15 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     return problem_response(500, "internal-error", "the server failed; see its log")
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    """Pydantic's message; for a validator's own ValueError, that error's text alone (pydantic
+    puts "Value error, " before it, which tells a client nothing)."""
+    cause = (error.get("ctx") or {}).get("error")
+    if error.get("type") == "value_error" and cause is not None:
+        return str(cause)
+    return str(error.get("msg", "invalid"))
 
 
 def _location(loc: object) -> str:

@@ -16,10 +16,12 @@ from fastapi import FastAPI
 
 from api.auth import BearerAuthMiddleware
 from api.deps import ApiContext
+from api.docs import install_docs
 from api.errors import install_error_handlers
 from api.limits import BodyLimitMiddleware
 from api.metrics import ApiMetrics, RequestMetricsMiddleware
-from api.routes import health, jobs, sessions
+from api.openapi import DocumentedApi
+from api.routes import callbacks, health, jobs, sessions
 from worker import encodings
 from worker.celery_app import make_celery
 from worker.runtime import API_REDIS, redis_client
@@ -30,7 +32,9 @@ from worker.store.stats import jobs_by_status
 DESCRIPTION = (
     "Stores chat sessions for a gateway, queues a compaction job when a session reaches the "
     "hygiene threshold of its model's context window, and serves the compacted transcript "
-    "and each job's telemetry. Errors are application/problem+json."
+    "and each job's telemetry. Errors are application/problem+json (RFC 9457). With "
+    "COMPACTION_API_TOKEN set, every /v1 route needs 'Authorization: Bearer <token>'. A "
+    "session's PUT may name a callback_url: the jobFinished webhook is what it receives."
 )
 
 
@@ -73,13 +77,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         readiness.shutdown(wait=False, cancel_futures=True)
         context.close()
 
-    app = FastAPI(title="compaction-queue", version="1", description=DESCRIPTION, lifespan=lifespan)
+    app = DocumentedApi(
+        title="compaction-queue",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,  # install_docs serves /docs from local files; ReDoc needs a CDN: none
+        redoc_url=None,
+    )
     app.state.context = context
     app.state.readiness = readiness
     install_error_handlers(app)
+    install_docs(app)
     app.include_router(health.router)
     app.include_router(sessions.router)
     app.include_router(jobs.router)
+    app.webhooks.include_router(callbacks.router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     # Outside the body limit: an unauthenticated caller's body is never read.
     app.add_middleware(BearerAuthMiddleware, token=settings.api_token)

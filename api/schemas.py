@@ -119,6 +119,57 @@ class CompactAccepted(BaseModel):
     status: Literal["queued"]
 
 
+JobStatus = Literal["queued", "running", "succeeded", "skipped", "aborted", "failed"]
+JobTrigger = Literal["hygiene", "manual", "sweep"]
+
+
+class JobTelemetry(BaseModel):
+    """One job's telemetry (DESIGN.md); times are ISO 8601 UTC, durations milliseconds. The
+    counts stay null until the job has run."""
+
+    model_config = ConfigDict(extra="allow")  # a field added later reaches old clients too
+
+    id: str
+    session_id: str
+    trigger: JobTrigger
+    status: JobStatus
+    skip_reason: str | None
+    attempt: int
+    tokens_before: int | None
+    tokens_after: int | None
+    savings_pct: float | None
+    messages_before: int | None
+    messages_after: int | None
+    summarized_count: int | None
+    dropped_count: int | None
+    fallback_used: bool | None
+    summarizer: str | None = Field(description='the model name, or "extractive"')
+    summary_tokens: int | None
+    summarizer_input_tokens: int | None
+    summarizer_calls: int | None
+    redactions: int | None
+    aux_model_failed: str | None
+    error_class: str | None
+    error: str | None
+    enqueued_at: str
+    started_at: str | None
+    finished_at: str | None
+    queue_wait_ms: float | None
+    run_ms: float | None
+    llm_ms: float | None
+    worker: str | None
+
+
+class JobOut(JobTelemetry):
+    """The telemetry plus what the job was asked and what it produced."""
+
+    focus_topic: str | None = None
+    force: bool = False
+    upto_seq: int | None = None
+    version_after: int | None = None
+    callback_status: str | None = Field(default=None, description="retrying, delivered or failed")
+
+
 class SessionOut(BaseModel):
     session_id: str
     model: str
@@ -131,7 +182,7 @@ class SessionOut(BaseModel):
     compaction_count: int
     last_activity_at: str
     last_compacted_at: str | None
-    last_job: dict[str, Any] | None
+    last_job: JobTelemetry | None
 
 
 class MessagesOut(BaseModel):
@@ -152,21 +203,6 @@ class ArchiveOut(BaseModel):
     messages: list[ArchivedMessageOut]
 
 
-class JobOut(BaseModel):
-    """The telemetry fields (DESIGN.md) plus what the job was asked and what it produced."""
-
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    session_id: str
-    status: str
-    focus_topic: str | None = None
-    force: bool = False
-    upto_seq: int | None = None
-    version_after: int | None = None
-    callback_status: str | None = None
-
-
 class JobPage(BaseModel):
     jobs: list[JobOut]
     next_before: str | None  # pass as ?before= for the next (older) page
@@ -176,3 +212,37 @@ class Ready(BaseModel):
     status: Literal["ready"]
     database: str
     broker: str
+
+
+class CallbackEvent(BaseModel):
+    """What a finished job POSTs to the session's ``callback_url`` (docs/worker.md)."""
+
+    event: Literal["compaction.job.finished"]
+    session_id: str
+    version: int | None = Field(description="the session version the job produced")
+    sent_at: int = Field(description="epoch seconds; also X-Compaction-Timestamp, and signed")
+    job: JobTelemetry
+
+
+class ValidationIssue(BaseModel):
+    loc: str = Field(description="where, e.g. messages[3].role; body for the whole body")
+    msg: str
+
+
+class Problem(BaseModel):
+    """Every error answer (RFC 9457), sent as application/problem+json."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(description="urn:compaction-queue:problem:<slug>; the slug names the case")
+    title: str
+    status: int
+    detail: str = Field(description="what is wrong, for a person")
+    errors: list[ValidationIssue] | None = Field(
+        default=None, description="each problem of a request that failed validation"
+    )
+    current_version: int | None = Field(default=None, description="412: the session's version now")
+    job_id: str | None = Field(
+        default=None, description="409: the job already open; 503: the job the broker missed"
+    )
+    problems: list[str] | None = Field(default=None, description="503 from /readyz: each check")

@@ -20,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from api.deps import ApiContext, Context, get_context
 from api.errors import ApiProblem
 from api.metrics import CONTENT_TYPE
+from api.openapi import problem
 from api.schemas import Ready
 
 log = logging.getLogger(__name__)
@@ -36,13 +37,20 @@ def readiness_executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=READY_THREADS, thread_name_prefix="readyz")
 
 
-@router.get("/healthz")
+@router.get("/healthz", operation_id="getHealth")
 async def healthz() -> dict[str, str]:
     """The process answers: no database, no Redis, no thread."""
     return {"status": "ok"}
 
 
-@router.get("/readyz", response_model=Ready, responses={503: {"description": "not ready"}})
+@router.get(
+    "/readyz",
+    operation_id="getReadiness",
+    response_model=Ready,
+    responses={
+        503: problem("not ready: the database or the broker does not answer (problems lists which)")
+    },
+)
 async def readyz(request: Request) -> Ready:
     """The database and the broker answer, each within ``READY_DEADLINE_S``."""
     context = get_context(request)
@@ -92,7 +100,12 @@ async def _check(
     return f"{what} unreachable ({type(error).__name__})"
 
 
-@router.get("/metrics", response_class=Response)
+@router.get(
+    "/metrics",
+    operation_id="getMetrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
 def metrics(context: Context) -> Response:
     """Prometheus text format."""
     return Response(context.metrics.render(), media_type=CONTENT_TYPE)

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
 from api.deps import Context, require_token
-from api.schemas import MAX_SESSION_ID_CHARS, JobOut, JobPage, Name
+from api.openapi import V1_RESPONSES, problem
+from api.schemas import MAX_SESSION_ID_CHARS, JobOut, JobPage, JobStatus, Name
 from worker.store import jobs
 from worker.store.models import JobRow
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"], dependencies=[Depends(require_token)])
-
-JobStatus = Literal["queued", "running", "succeeded", "skipped", "aborted", "failed"]
+router = APIRouter(
+    prefix="/v1/jobs",
+    tags=["jobs"],
+    dependencies=[Depends(require_token)],
+    responses=V1_RESPONSES,
+)
 
 
 def job_out(row: JobRow) -> JobOut:
@@ -29,13 +33,18 @@ def job_out(row: JobRow) -> JobOut:
     )
 
 
-@router.get("/{job_id}", response_model=JobOut)
+@router.get(
+    "/{job_id}",
+    operation_id="getJob",
+    response_model=JobOut,
+    responses={404: problem("no job with this id")},
+)
 def get_job(job_id: Annotated[Name, Path(max_length=36)], context: Context) -> JobOut:
     """The job and its telemetry."""
     return job_out(jobs.get_job(context.db, job_id=job_id))
 
 
-@router.get("", response_model=JobPage)
+@router.get("", operation_id="listJobs", response_model=JobPage)
 def list_jobs(
     context: Context,
     session_id: Annotated[Name | None, Query(max_length=MAX_SESSION_ID_CHARS)] = None,

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import re
+from email.message import Message
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Header, Response
+from fastapi import APIRouter, Body, Depends, Header, Request, Response
 from fastapi.responses import JSONResponse
 
 from api import ingest
 from api.deps import Context, IfMatch, SessionId, require_token
 from api.errors import ApiProblem
 from api.ingest import HygieneReply
+from api.openapi import ETAG, RETRY_AFTER, UNAVAILABLE, V1_RESPONSES, header, problem
 from api.schemas import (
     AppendIn,
     ArchivedMessageOut,
     ArchiveOut,
     CompactAccepted,
     CompactIn,
+    JobTelemetry,
     MessagesOut,
     SessionOut,
     SnapshotIn,
@@ -26,17 +29,24 @@ from worker.hygiene import threshold_tokens
 from worker.store import jobs, sessions
 from worker.store.idempotency import MAX_KEY_CHARS, RETENTION
 
-router = APIRouter(prefix="/v1/sessions", tags=["sessions"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/v1/sessions",
+    tags=["sessions"],
+    dependencies=[Depends(require_token)],
+    responses=V1_RESPONSES,
+)
 
 _ANSWER_HEADERS = {
-    "ETag": {"description": 'the version, e.g. "3"', "schema": {"type": "string"}},
-    "X-Hygiene-Reason": {"description": "why the decision", "schema": {"type": "string"}},
-    "Idempotent-Replayed": {
-        "description": '"true" when this is the stored answer of an earlier request with the '
-        "same Idempotency-Key (nothing was written)",
-        "schema": {"type": "string"},
-    },
+    "ETag": ETAG,
+    "X-Hygiene-Reason": header("why the decision, for a person (the body's shape is fixed)"),
+    "Idempotent-Replayed": header(
+        '"true" when this is the stored answer of an earlier request with the same '
+        "Idempotency-Key (nothing was written)",
+        required=False,
+    ),
 }
+NOT_FOUND = problem("no session with this id")
+UNSUPPORTED_MEDIA_TYPE = problem("the body is not sent as Content-Type: application/json")
 HYGIENE_RESPONSES: dict[int | str, dict[str, object]] = {
     200: {"description": "stored; no compaction job is open", "headers": _ANSWER_HEADERS},
     202: {
@@ -44,18 +54,23 @@ HYGIENE_RESPONSES: dict[int | str, dict[str, object]] = {
         "description": "stored; a compaction job is open for the session",
         "headers": _ANSWER_HEADERS,
     },
-    400: {"description": "a malformed If-Match or Idempotency-Key header"},
-    412: {"description": "If-Match names a version that is not the current one"},
-    413: {"description": "a request limit was exceeded"},
-    422: {
-        "description": "invalid input, or an Idempotency-Key already used with another body; "
-        "nothing was stored"
-    },
-    503: {
-        "description": "the database is unavailable: nothing was stored; retry (with the same "
-        "Idempotency-Key). A write that was stored is never a 503: if the broker cannot take its "
-        "job, the answer is 200 with hygiene.job_status 'failed'"
-    },
+    400: problem("a malformed If-Match or Idempotency-Key header"),
+    412: problem(
+        "If-Match names a version that is not the current one (current_version, and the ETag "
+        "header when the session exists)",
+        ETag=ETAG | {"required": False},
+    ),
+    413: problem("a request limit was exceeded (detail names the setting that raises it)"),
+    415: UNSUPPORTED_MEDIA_TYPE,
+    422: problem(
+        "invalid input, or an Idempotency-Key already used with another body; nothing was stored"
+    ),
+    503: problem(
+        UNAVAILABLE + " (with the same Idempotency-Key). A write that was stored is never a "
+        "503: if the broker cannot take its job, the answer is 200 with hygiene.job_status "
+        "'failed'",
+        **{"Retry-After": RETRY_AFTER},
+    ),
 }
 
 # Visible ASCII, no spaces: UUIDs, ULIDs, base64 and hex digests all fit.
@@ -90,6 +105,32 @@ def parse_idempotency_key(
 IdempotencyKey = Annotated[str | None, Depends(parse_idempotency_key)]
 
 
+async def require_json(request: Request) -> None:
+    """415 for a body sent as anything but JSON: FastAPI would read it as bytes and answer
+    "Input should be a valid dictionary", which does not say what to change."""
+    if not await request.body():
+        return  # nothing sent: the body's own validation says what is missing
+    declared = request.headers.get("content-type")
+    if declared is not None and _is_json(declared):
+        return
+    got = f"got {declared[:60]!r}" if declared else "no Content-Type header was sent"
+    raise ApiProblem(
+        415,
+        "unsupported-media-type",
+        f"the body must be JSON: send Content-Type: application/json ({got})",
+    )
+
+
+def _is_json(content_type: str) -> bool:
+    """application/json, with parameters or not, or any application/*+json."""
+    parsed = Message()
+    parsed["content-type"] = content_type
+    subtype = parsed.get_content_subtype()
+    return parsed.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
 def _etag(response: Response, version: int) -> None:
     response.headers["ETag"] = f'"{version}"'
 
@@ -106,7 +147,13 @@ def _hygiene_response(reply: ingest.Reply) -> JSONResponse:
     return JSONResponse(answer.body, status_code=answer.status, headers=headers)
 
 
-@router.put("/{session_id}", response_model=HygieneReply, responses=HYGIENE_RESPONSES)
+@router.put(
+    "/{session_id}",
+    operation_id="putSession",
+    response_model=HygieneReply,
+    responses=HYGIENE_RESPONSES,
+    dependencies=[Depends(require_json)],
+)
 def put_session(
     session_id: SessionId,
     body: SnapshotIn,
@@ -119,7 +166,13 @@ def put_session(
     return _hygiene_response(reply)
 
 
-@router.post("/{session_id}/messages", response_model=HygieneReply, responses=HYGIENE_RESPONSES)
+@router.post(
+    "/{session_id}/messages",
+    operation_id="appendMessages",
+    response_model=HygieneReply,
+    responses={**HYGIENE_RESPONSES, 404: NOT_FOUND},
+    dependencies=[Depends(require_json)],
+)
 def append(
     session_id: SessionId, body: AppendIn, if_match: IfMatch, key: IdempotencyKey, context: Context
 ) -> JSONResponse:
@@ -130,12 +183,22 @@ def append(
 
 @router.post(
     "/{session_id}/compact",
+    operation_id="compactSession",
     status_code=202,
     response_model=CompactAccepted,
     responses={
-        409: {"description": "a job is already open (its id is in job_id), or a guard holds"},
-        503: {"description": "the broker is unreachable"},
+        404: NOT_FOUND,
+        409: problem(
+            "a job is already open (its id is in job_id), or a cooldown or the thrash guard "
+            'holds (send "force": true)'
+        ),
+        415: UNSUPPORTED_MEDIA_TYPE,
+        503: problem(
+            UNAVAILABLE + "; or the broker is unreachable (the job in job_id is failed)",
+            **{"Retry-After": RETRY_AFTER},
+        ),
     },
+    dependencies=[Depends(require_json)],
 )
 def compact(
     session_id: SessionId, context: Context, body: Annotated[CompactIn | None, Body()] = None
@@ -146,7 +209,18 @@ def compact(
     return CompactAccepted(job_id=job.id, status="queued")
 
 
-@router.get("/{session_id}", response_model=SessionOut)
+_READ_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"headers": {"ETag": ETAG}},
+    404: NOT_FOUND,
+}
+
+
+@router.get(
+    "/{session_id}",
+    operation_id="getSession",
+    response_model=SessionOut,
+    responses=_READ_RESPONSES,
+)
 def get_session(session_id: SessionId, context: Context, response: Response) -> SessionOut:
     """Size, threshold, version and the latest job of a session."""
     row = sessions.get_session(context.db, session_id=session_id)
@@ -165,11 +239,16 @@ def get_session(session_id: SessionId, context: Context, response: Response) -> 
         compaction_count=row.compaction_count,
         last_activity_at=row.last_activity_at.isoformat(),
         last_compacted_at=row.last_compacted_at.isoformat() if row.last_compacted_at else None,
-        last_job=jobs.job_telemetry(last) if last is not None else None,
+        last_job=None if last is None else JobTelemetry.model_validate(jobs.job_telemetry(last)),
     )
 
 
-@router.get("/{session_id}/messages", response_model=MessagesOut)
+@router.get(
+    "/{session_id}/messages",
+    operation_id="getMessages",
+    response_model=MessagesOut,
+    responses=_READ_RESPONSES,
+)
 def get_messages(session_id: SessionId, context: Context, response: Response) -> MessagesOut:
     """The active transcript: what to send to the model next."""
     row, active = sessions.session_transcript(context.db, session_id=session_id)
@@ -177,7 +256,12 @@ def get_messages(session_id: SessionId, context: Context, response: Response) ->
     return MessagesOut(version=row.version, messages=[m.message for m in active])
 
 
-@router.get("/{session_id}/archive", response_model=ArchiveOut)
+@router.get(
+    "/{session_id}/archive",
+    operation_id="getArchive",
+    response_model=ArchiveOut,
+    responses={404: NOT_FOUND},
+)
 def get_archive(session_id: SessionId, context: Context) -> ArchiveOut:
     """Every message ever replaced, with its generation; nothing is deleted."""
     archived = sessions.archived_messages(context.db, session_id=session_id)

@@ -75,15 +75,15 @@ PUT_CASES: list[tuple[str, Any, int, str]] = [
     ("zero window", {"context_length": 0}, 422, "context_length: Input should be greater than 0"),
     ("negative prompt tokens", {"prompt_tokens": -1}, 422, "prompt_tokens: Input should be greater than or equal to 0"),
     ("misspelt field", {"prompt_token": 5}, 422, "prompt_token: Extra inputs are not permitted"),
-    ("callback not http", {"callback_url": "ftp://x/y"}, 422, "callback_url: Value error, must be an absolute http"),
+    ("callback not http", {"callback_url": "ftp://x/y"}, 422, "callback_url: must be an absolute http"),
     ("callback to cloud metadata", {"callback_url": "http://169.254.169.254/latest/meta-data"}, 422,
-     "callback_url: Value error, 169.254.169.254 is link-local; callbacks only go to a gateway's"),
+     "callback_url: 169.254.169.254 is link-local; callbacks only go to a gateway's"),
     ("callback port out of range", {"callback_url": "http://gw:99999/hook"}, 422,
-     "callback_url: Value error, has an invalid port: Port out of range 0-65535"),
+     "callback_url: has an invalid port: Port out of range 0-65535"),
     ("NUL in the model", {"model": "gpt\x00-4"}, 422,
-     "model: Value error, must not contain control characters (U+0000 at index 3)"),
+     "model: must not contain control characters (U+0000 at index 3)"),
     ("control character in the callback", {"callback_url": "http://x/\x01"}, 422,
-     "callback_url: Value error, must not contain control characters (U+0001 at index 9)"),
+     "callback_url: must not contain control characters (U+0001 at index 9)"),
     ("prompt tokens past any window", {"prompt_tokens": 10**19}, 422,
      "prompt_tokens: Input should be less than or equal to 1000000000"),
     ("too many messages", {"messages": make_transcript(20)}, 413,
@@ -180,21 +180,14 @@ def test_malformed_requests(limited_api: Api) -> None:
     )
     assert r.status_code == 422 and "session_id" in r.json()["detail"]
     r = client.put("/v1/sessions/s%00x", json={"model": "m", "context_length": 9, "messages": GOOD})
-    assert (
-        r.status_code == 422
-        and "session_id: Value error, must not contain control" in r.json()["detail"]
-    )
+    assert r.status_code == 422 and "session_id: must not contain control" in r.json()["detail"]
     r = client.post("/v1/sessions/s1/compact", json={"focus_topic": "auth\x00"})
-    assert (
-        r.status_code == 422
-        and "focus_topic: Value error, must not contain control" in r.json()["detail"]
-    )
+    assert r.status_code == 422 and "focus_topic: must not contain control" in r.json()["detail"]
     r = put_json(limited_api, "/v1/sessions/s1/compact", {"focus_topic": "a\ud800"}, "POST")
     # This body is read as Python values, not by pydantic's JSON parser: the job row could not
     # store it (a 500 on both databases).
     assert r.status_code == 422 and (
-        "focus_topic: Value error, must not contain a lone surrogate (U+D800 at index 1)"
-        in r.json()["detail"]
+        "focus_topic: must not contain a lone surrogate (U+D800 at index 1)" in r.json()["detail"]
     )
     r = client.post(
         "/v1/sessions/s1/messages", json={"messages": GOOD[-1:], "prompt_tokens": 2**63}
@@ -307,6 +300,70 @@ def test_a_nul_in_an_id_is_a_422_on_every_route(
     assert r.status_code == 422, r.text
     assert "must not contain control characters (U+0000 at index 1)" in r.json()["detail"]
     assert dump(limited_api.settings.database_url) == before
+
+
+def test_a_validator_message_reaches_the_client_without_pydantic_prefix(limited_api: Api) -> None:
+    r = limited_api.client.put(
+        "/v1/sessions/s1",
+        json={"model": "gpt-4", "context_length": 8000, "messages": GOOD, "callback_url": "x"},
+    )
+    problem = r.json()
+    assert r.status_code == 422 and "Value error" not in r.text
+    assert problem["detail"] == "callback_url: must be an absolute http:// or https:// URL"
+    assert problem["errors"] == [
+        {"loc": "callback_url", "msg": "must be an absolute http:// or https:// URL"}
+    ]
+
+
+NOT_JSON = [
+    (None, "no Content-Type header was sent"),
+    ("text/plain", "got 'text/plain'"),
+    ("application/x-www-form-urlencoded", "got 'application/x-www-form-urlencoded'"),
+    ("multipart/form-data; boundary=x", "got 'multipart/form-data; boundary=x'"),
+]
+WRITES = [
+    ("PUT", "/v1/sessions/s1", {"model": "gpt-4", "context_length": 8000, "messages": GOOD}),
+    ("POST", "/v1/sessions/s1/messages", {"messages": GOOD[-1:]}),
+    ("POST", "/v1/sessions/s1/compact", {"force": True}),
+]
+
+
+@pytest.mark.parametrize(("content_type", "got"), NOT_JSON, ids=[str(c) for c, _ in NOT_JSON])
+def test_a_body_not_sent_as_json_is_a_415_that_says_which_header(
+    limited_api: Api, content_type: str | None, got: str
+) -> None:
+    # FastAPI reads such a body as bytes: the answer was a 422 "Input should be a valid
+    # dictionary", which does not say what to change.
+    before = dump(limited_api.settings.database_url)
+    headers = {} if content_type is None else {"content-type": content_type}
+    for method, url, body in WRITES:
+        r = limited_api.client.request(
+            method, url, content=json.dumps(body).encode(), headers=headers
+        )
+        assert r.request.headers.get("content-type") == content_type
+        assert r.status_code == 415, (url, r.text)
+        assert r.headers["content-type"] == "application/problem+json"
+        assert r.json()["detail"] == (
+            f"the body must be JSON: send Content-Type: application/json ({got})"
+        )
+    assert dump(limited_api.settings.database_url) == before
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/json; charset=utf-8", "Application/JSON", "application/x+json"]
+)
+def test_json_content_types_with_parameters_or_a_json_suffix_are_read(
+    limited_api: Api, content_type: str
+) -> None:
+    body = json.dumps({"messages": GOOD[-1:]}).encode()
+    r = limited_api.client.post(
+        "/v1/sessions/s1/messages", content=body, headers={"content-type": content_type}
+    )
+    assert r.status_code == 200, r.text
+
+
+def test_a_compaction_without_a_body_needs_no_content_type(limited_api: Api) -> None:
+    assert limited_api.client.post("/v1/sessions/s1/compact").status_code == 202
 
 
 # Values that pass a loose type check but not every database: integers past BIGINT, U+0000
