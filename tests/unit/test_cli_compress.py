@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,9 +61,70 @@ def test_accepts_a_messages_object_a_focus_and_writes_to_a_file(
     out_path = tmp_path / "out.json"
     args = [str(write(tmp_path, doc)), "--context-length", "8000", "--focus", "billing"]
     code, out, err = run_cli([*args, "--out", str(out_path), "--model", "gpt-4o"], capsys)
-    assert (code, out, err) == (0, "", "")
+    assert (code, out) == (0, "")
     result = json.loads(out_path.read_text(encoding="utf-8"))
-    assert result["report"]["noop_reason"] is None
+    report = result["report"]
+    assert report["noop_reason"] is None
+    # Nothing on stdout, so one line on stderr says what was written.
+    assert err == (
+        f"compaction compress: wrote {out_path}: {report['messages_before']} -> "
+        f"{report['messages_after']} messages, {report['tokens_before']:,} -> "
+        f"{report['tokens_after']:,} tokens ({report['savings_pct']:.1f}% saved), "
+        "extractive summary\n"
+    )
+
+
+def test_reads_a_gzip_compressed_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire = make_transcript(turns=20)
+    plain = write(tmp_path, wire)
+    packed = tmp_path / "t.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    args = ["--context-length", "8000"]
+    code, from_gzip, err = run_cli([str(packed), *args], capsys)
+    assert (code, err) == (0, "")
+    assert from_gzip == run_cli([str(plain), *args], capsys)[1]
+    # Told by its first bytes, not its name.
+    renamed = packed.rename(tmp_path / "transcript.json")
+    assert run_cli([str(renamed), *args], capsys)[1] == from_gzip
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (gzip.compress(b"[]")[:12], "looks gzip-compressed but cannot be unpacked"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text (byte 0x89 at offset 0)"),
+    ],
+)
+def test_a_broken_gzip_or_a_binary_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, needle: str
+) -> None:
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(content)
+    code, out, err = run_cli([str(path)], capsys)
+    assert (code, out, err.count("\n")) == (2, "", 1), err
+    assert err.startswith(f"compaction compress: error: {path}: ") and needle in err
+    assert "codec" not in err
+
+
+@pytest.mark.parametrize("to_file", [False, True])
+def test_a_result_larger_than_the_window_comes_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], to_file: bool
+) -> None:
+    wire = make_transcript(turns=6)
+    wire.append({"role": "user", "content": "word " * 3000})  # kept verbatim: the latest turn
+    out_path = tmp_path / "out.json"
+    args = [str(write(tmp_path, wire)), "--context-length", "2000"]
+    code, out, err = run_cli([*args, "--out", str(out_path)] if to_file else args, capsys)
+    result = json.loads(out_path.read_text(encoding="utf-8") if to_file else out)
+    tokens = result["report"]["tokens_after"]
+    assert code == 0 and tokens > 2000
+    warning = (
+        f"compaction compress: warning: the result ({tokens:,} tokens) does not fit the "
+        "2,000-token window: the model cannot take it as it is\n"
+    )
+    assert err.endswith(warning) and err.count("\n") == (2 if to_file else 1)
 
 
 def test_uses_the_llm_the_settings_describe(
