@@ -294,6 +294,7 @@ def _send(context: ApiContext, job_id: str, *, session_id: str, trigger: str) ->
     """Hand the job to the broker; None once it has it, else why not."""
     recent = context.breaker.down()
     if recent is not None:
+        context.metrics.unqueued.inc()
         return recent  # failed a moment ago: do not make this request wait on it too
     try:
         if context.celery is None:
@@ -301,6 +302,7 @@ def _send(context: ApiContext, job_id: str, *, session_id: str, trigger: str) ->
         enqueue_job(job_id, session_id=session_id, trigger=trigger, app=context.celery)
     except BROKER_ERRORS as exc:
         context.breaker.failed(exc)
+        context.metrics.unqueued.inc()
         return exc
     return None
 

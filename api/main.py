@@ -27,7 +27,7 @@ from worker.celery_app import make_celery
 from worker.runtime import API_REDIS, redis_client
 from worker.settings import Settings, get_settings
 from worker.store.db import Database
-from worker.store.stats import jobs_by_status
+from worker.store.stats import open_jobs
 
 DESCRIPTION = (
     "Stores chat sessions for a gateway, queues a compaction job when a session reaches the "
@@ -60,7 +60,7 @@ def build_context(settings: Settings) -> ApiContext:
     if url is not None:
         client = redis_client(url, API_REDIS)
         celery = make_celery(settings.model_copy(update={"redis_url": url}), api=True)
-    metrics = ApiMetrics(lambda: jobs_by_status(db))
+    metrics = ApiMetrics(lambda: open_jobs(db))
     return ApiContext(settings, db, url, client, celery, metrics)
 
 

@@ -1,13 +1,17 @@
-"""Prometheus metrics: requests, hygiene decisions, and jobs by status read from the database.
+"""Prometheus metrics: requests, hygiene decisions, and the open jobs read from the database.
 
-Each app has its own registry, so several apps in one process (tests) never collide.
+Each app has its own registry, so several apps in one process (tests) never collide. What the
+jobs did is counted by the workers, each on its own endpoint (worker/metrics.py); the API adds
+what only the database knows, the open jobs, which every replica reports alike (aggregate over
+replicas with ``max``, not ``sum``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -15,32 +19,50 @@ from prometheus_client.registry import Collector
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from worker.store.stats import OpenJobs
+
 log = logging.getLogger(__name__)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-class _JobsCollector(Collector):
-    """Jobs by status, counted in the database when scraped (every API replica agrees)."""
+class _OpenJobsCollector(Collector):
+    """Queued and running jobs, read when scraped: open jobs only, so a scrape costs the same
+    however many finished jobs the table holds."""
 
-    def __init__(self, count_jobs: Callable[[], dict[str, int]]) -> None:
-        self._count_jobs = count_jobs
+    def __init__(
+        self,
+        read_open_jobs: Callable[[], Mapping[str, OpenJobs]],
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._read_open_jobs = read_open_jobs
+        self._clock = clock
 
     def collect(self) -> Iterator[Metric]:
-        family = GaugeMetricFamily(
-            "compaction_jobs", "Compaction jobs in the database, by status", labels=["status"]
+        count = GaugeMetricFamily(
+            "compaction_open_jobs", "Jobs queued or running, by status", labels=["status"]
+        )
+        age = GaugeMetricFamily(
+            "compaction_oldest_open_job_age_seconds",
+            "How long the oldest queued job has waited, and the oldest running job has run "
+            "(0 when there is none)",
+            labels=["status"],
         )
         try:
-            counts = self._count_jobs()
+            found = self._read_open_jobs()
         except SQLAlchemyError as exc:  # a scrape must still answer; readyz reports the DB
-            log.warning("metrics: cannot count jobs: %s", exc)
-            counts = {}
-        for status, n in counts.items():
-            family.add_metric([status], n)
-        yield family
+            log.warning("metrics: cannot read the open jobs: %s", exc)
+            found = {}
+        now = self._clock()
+        for status, jobs in found.items():
+            count.add_metric([status], jobs.count)
+            since = jobs.oldest_at
+            age.add_metric([status], max(0.0, (now - since).total_seconds()) if since else 0.0)
+        yield count
+        yield age
 
 
 class ApiMetrics:
-    def __init__(self, count_jobs: Callable[[], dict[str, int]]) -> None:
+    def __init__(self, read_open_jobs: Callable[[], Mapping[str, OpenJobs]]) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "compaction_api_requests",
@@ -60,7 +82,13 @@ class ApiMetrics:
             ["decision"],
             registry=self.registry,
         )
-        self.registry.register(_JobsCollector(count_jobs))
+        self.unqueued = Counter(
+            "compaction_api_jobs_unqueued",
+            "Jobs the API created but could not hand to the broker (marked failed, "
+            "broker_unavailable)",
+            registry=self.registry,
+        )
+        self.registry.register(_OpenJobsCollector(read_open_jobs))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -310,7 +310,7 @@ def test_metrics_count_requests_decisions_and_jobs(api: Api) -> None:
     text = api.client.get("/metrics").text
     assert 'compaction_hygiene_decisions_total{decision="below_threshold"} 1.0' in text
     assert 'compaction_hygiene_decisions_total{decision="enqueued"} 1.0' in text
-    assert 'compaction_jobs{status="queued"} 1.0' in text
+    assert 'compaction_open_jobs{status="queued"} 1.0' in text
     assert (
         'compaction_api_requests_total{method="PUT",route="/v1/sessions/{session_id}",status="202"} 1.0'
         in text
@@ -330,7 +330,7 @@ def test_readyz_names_an_unreachable_database(tmp_path: Path, broker_url: str) -
     for api in open_api(api_settings(dead_db, broker_url, tmp_path), broker_url):
         r = api.client.get("/readyz")
         assert r.status_code == 503 and "database unreachable" in r.json()["detail"]
-        assert "compaction_jobs" in api.client.get("/metrics").text  # a scrape still answers
+        assert "compaction_open_jobs" in api.client.get("/metrics").text  # a scrape still answers
 
 
 def test_an_unreachable_database_is_a_503_to_retry_not_a_500(

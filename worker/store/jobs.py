@@ -39,7 +39,7 @@ from worker.store.models import (
     utcnow,
 )
 from worker.store.sessions import insert_rows, load_active, lock_session
-from worker.store.stats import JobStats, job_stats, jobs_by_status
+from worker.store.stats import JobStats, OpenJobs, job_stats, open_jobs
 
 __all__ = [
     "AUTO_TRIGGERS",
@@ -48,6 +48,7 @@ __all__ = [
     "HygieneState",
     "JobClaim",
     "JobStats",
+    "OpenJobs",
     "Timings",
     "add_job",
     "claim_job",
@@ -60,10 +61,10 @@ __all__ = [
     "idle_sessions",
     "job_stats",
     "job_telemetry",
-    "jobs_by_status",
     "latest_job",
     "list_jobs",
     "open_job_id",
+    "open_jobs",
     "record_callback",
     "stuck_jobs",
     "write_back",

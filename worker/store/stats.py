@@ -1,4 +1,4 @@
-"""Aggregates over recent jobs, for ``compaction stats`` and ``/metrics``."""
+"""Aggregates over jobs: recent ones for ``compaction stats``, open ones for ``/metrics``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from worker.store.db import Database
-from worker.store.models import JOB_STATUSES, JobRow
+from worker.store.models import JOB_STATUSES, OPEN_JOB_STATUSES, JobRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +72,37 @@ def job_stats(db: Database, *, since: datetime) -> JobStats:
     )
 
 
-def jobs_by_status(db: Database) -> dict[str, int]:
-    """Every job ever, counted by status (every status present, zeros included)."""
+@dataclass(frozen=True, slots=True)
+class OpenJobs:
+    """The jobs of one open status: how many, and since when the oldest has waited (queued:
+    its enqueue) or run (running: its start)."""
+
+    count: int
+    oldest_at: datetime | None
+
+
+def open_jobs(db: Database) -> dict[str, OpenJobs]:
+    """Queued and running jobs, by status (both present, zeros included).
+
+    Reads open jobs only, through the (status, enqueued_at) index: what a scrape costs does
+    not grow with the finished jobs, which are never deleted.
+    """
+    query = (
+        select(
+            JobRow.status,
+            func.count(),
+            func.min(JobRow.enqueued_at),
+            func.min(JobRow.started_at),
+        )
+        .where(JobRow.status.in_(OPEN_JOB_STATUSES))
+        .group_by(JobRow.status)
+    )
     with db.read() as s:
-        counted = s.execute(select(JobRow.status, func.count()).group_by(JobRow.status)).all()
-    out = dict.fromkeys(JOB_STATUSES, 0)
-    out.update({status: int(n) for status, n in counted})
+        rows = s.execute(query).all()
+    out = dict.fromkeys(OPEN_JOB_STATUSES, OpenJobs(0, None))
+    for status, n, oldest_enqueued, oldest_started in rows:
+        oldest = oldest_enqueued if status == "queued" else oldest_started or oldest_enqueued
+        out[status] = OpenJobs(int(n), oldest)
     return out
 
 
