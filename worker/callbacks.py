@@ -10,8 +10,6 @@ to an address no gateway lives at (``worker.callback_targets``) fails at once, w
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import time
 from collections.abc import Mapping
@@ -24,13 +22,12 @@ from worker import backoff, metrics
 from worker.callback_targets import resolved_refusal
 from worker.errors import CallbackDeliveryError
 from worker.runtime import Runtime
+from worker.signing import EVENT, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, verify
 from worker.store import jobs
 from worker.store.sessions import get_session
 
-SIGNATURE_HEADER = "X-Compaction-Signature"
-TIMESTAMP_HEADER = "X-Compaction-Timestamp"
-EVENT_HEADER = "X-Compaction-Event"
-EVENT = "compaction.job.finished"
+__all__ = ["EVENT", "EVENT_HEADER", "SIGNATURE_HEADER", "TIMESTAMP_HEADER", "sign", "verify"]
+
 USER_AGENT = "compaction-queue-callbacks/1"
 MAX_BACKOFF_S = 300.0
 
@@ -48,16 +45,6 @@ def callback_body(
     }
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=_json_default)
     return text.encode()
-
-
-def sign(body: bytes, secret: str) -> str:
-    """The signature header's value for ``body``."""
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-def verify(body: bytes, signature: str | None, secret: str) -> bool:
-    """What a receiver does: recompute and compare in constant time."""
-    return signature is not None and hmac.compare_digest(sign(body, secret), signature)
 
 
 def callback_headers(body: bytes, *, secret: str | None, sent_at: int) -> dict[str, str]:
