@@ -33,7 +33,7 @@ DESCRIPTION = (
     "Stores chat sessions for a gateway, queues a compaction job when a session reaches the "
     "hygiene threshold of its model's context window, and serves the compacted transcript "
     "and each job's telemetry. Errors are application/problem+json (RFC 9457). With "
-    "COMPACTION_API_TOKEN set, every /v1 route needs 'Authorization: Bearer <token>'. A "
+    "COMPACTION_API_TOKEN set, every /v1 route needs `Authorization: Bearer <token>`. A "
     "session's PUT may name a callback_url: the jobFinished webhook is what it receives."
 )
 

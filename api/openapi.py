@@ -43,8 +43,8 @@ UNAVAILABLE = (
 # Every /v1 operation: auth, parameters, a failure of ours, a database that does not answer.
 V1_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: problem(
-        "COMPACTION_API_TOKEN is set and the request has no valid 'Authorization: Bearer "
-        "<token>' header; checked before the body is read",
+        "COMPACTION_API_TOKEN is set and the request has no valid `Authorization: Bearer "
+        "<token>` header; checked before the body is read",
         **{"WWW-Authenticate": WWW_AUTHENTICATE},
     ),
     422: problem(

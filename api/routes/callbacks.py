@@ -38,8 +38,8 @@ def job_finished(
         Header(
             alias=SIGNATURE_HEADER,
             pattern="^sha256=[0-9a-f]{64}$",
-            description="sha256=<hex HMAC-SHA256 of the raw body with "
-            "COMPACTION_CALLBACK_SECRET>; absent without that secret. Verify it on the raw "
+            description="`sha256=<hex HMAC-SHA256 of the raw body with "
+            "COMPACTION_CALLBACK_SECRET>`; absent without that secret. Verify it on the raw "
             "bytes, before parsing, in constant time; refuse an old sent_at to stop replays",
         ),
     ] = None,
