@@ -20,6 +20,7 @@ from api.docs import install_docs
 from api.errors import install_error_handlers
 from api.limits import BodyLimitMiddleware
 from api.metrics import ApiMetrics, RequestMetricsMiddleware
+from api.request_context import RequestContextMiddleware
 from api.openapi import DocumentedApi
 from api.routes import callbacks, health, jobs, sessions
 from worker import encodings
@@ -96,5 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     # Outside the body limit: an unauthenticated caller's body is never read.
     app.add_middleware(BearerAuthMiddleware, token=settings.api_token)
-    app.add_middleware(RequestMetricsMiddleware, metrics=context.metrics)  # outermost: counts 413s
+    app.add_middleware(RequestMetricsMiddleware, metrics=context.metrics)  # counts 413s
+    # Outermost: every answer, a 401 or 413 too, carries its X-Request-ID and gets a log line.
+    app.add_middleware(RequestContextMiddleware)
     return app

@@ -27,7 +27,7 @@ import sqlalchemy.exc
 from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError as BrokerError
 
-from worker import backoff, cooldowns, metrics
+from worker import backoff, cooldowns, logs, metrics
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.messages import parse_messages
@@ -114,6 +114,7 @@ def run_job(rt: Runtime, job_id: str, *, worker: str) -> dict[str, Any]:
     """Compact the job's session once; the job's telemetry (also for a job already done)."""
     what = f"job {job_id}"
     job = patiently(rt, lambda: jobs.get_job(rt.db, job_id=job_id), what=what)
+    logs.bind(job_id=job_id, session_id=job.session_id, trigger=job.trigger, attempt=job.attempt)
     if job.status in jobs.FINISHED_STATUSES:
         return jobs.job_telemetry(job)  # a redelivered message: the work is done
     # Only a job nobody has started may be skipped here; a running one is a redelivery.
@@ -134,6 +135,7 @@ def run_job(rt: Runtime, job_id: str, *, worker: str) -> dict[str, Any]:
         if claim is None:
             return jobs.job_telemetry(patiently(rt, lambda: jobs.get_job(rt.db, job_id=job_id),
                                                 what=what))  # fmt: skip
+        logs.bind(attempt=claim.attempt)
         row = _run_claimed(rt, claim, lease)
     return finished(rt, row)
 

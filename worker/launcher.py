@@ -174,9 +174,13 @@ class Launcher:
         self.say(f"database migrated: {_display_url(s.database_url)}")
 
     def child_env(self) -> dict[str, str]:
+        from worker.logs import resolve_format
+
         user, password = flower_credentials(self.settings)
         return {
             **os.environ,
+            # The children write into our pipe: "auto" decides by our stderr, not theirs.
+            "COMPACTION_LOG_FORMAT": resolve_format(self.settings.log_format, sys.stderr),
             "COMPACTION_REDIS_URL": self._redis_url,
             "COMPACTION_FLOWER_USER": user,
             "COMPACTION_FLOWER_PASSWORD": password,

@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     max_messages_per_request: int = Field(default=20_000, ge=1)
     max_content_chars: int = Field(default=2_000_000, ge=1)  # per message
 
+    # Logs of the API, workers and beat (worker/logs.py): auto = text on a terminal, else JSON.
+    log_format: Literal["auto", "json", "text"] = "auto"
+
     # Summarizer LLM (OpenAI-compatible). Unset base URL: the extractive summarizer.
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None

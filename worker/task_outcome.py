@@ -68,6 +68,8 @@ def report(task: Task, telemetry: dict[str, Any], *, started: float) -> str:
         log.info("job %s is %s under another attempt; that one reports it", task.request.id,
                  status)  # fmt: skip
         raise Ignore()
+    # Celery logs an ignored task as just "ignored": say how the job ended.
+    log.info("job %s %s: %s", task.request.id, status, text)
     _send_outcome(task, event, text, runtime_s=time.monotonic() - started)
     raise Ignore()
 

@@ -27,6 +27,7 @@ from worker import (
     compaction,
     encodings,
     keys,
+    logs,
     metrics,
     runtime,
     sweeps,
@@ -39,6 +40,8 @@ from worker.settings import Settings
 
 log = logging.getLogger(__name__)
 MAX_RETRY_BACKOFF_S = 300.0
+
+logs.install_celery_hooks()  # JSON or text logs for worker and beat, with each job's ids
 
 
 @worker_init.connect

@@ -50,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
     if refusal is not None:
         print(f"compaction api: {refusal}", file=sys.stderr)
         return 2
+    from worker import logs
     from worker.store.db import migrate
+
+    logs.configure(settings.log_format, level=args.log_level)
 
     try:
         migrate(settings.database_url)
@@ -67,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
         host=settings.api_host,
         port=settings.api_port,
         log_level=args.log_level,
+        # Our logging (worker/logs.py) for uvicorn's records too; the access line is ours
+        # (api/request_context.py): it carries the request id and leaves out the query string.
+        log_config=None,
+        access_log=False,
         proxy_headers=False,
     )
     return 0
