@@ -13,9 +13,12 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
+import httpx
 import pytest
+from fastapi import FastAPI
 
-from api.request_context import request_id
+from api.request_context import RequestContextMiddleware, request_id
 from tests.unit.test_redact import MUST_REDACT
 from worker import logs
 
@@ -150,3 +153,33 @@ def test_a_plain_request_id_is_kept(given: str) -> None:
 def test_any_other_request_id_is_replaced(given: str | None) -> None:
     made = request_id(given)
     assert made != given and len(made) == 32 and int(made, 16) >= 0
+
+
+def test_a_record_logged_inside_a_route_names_the_request() -> None:
+    """Route code runs on the thread pool: the request's id reaches it."""
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logs.JsonFormatter())
+    logger = logging.getLogger("tests.logs.route")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    app = FastAPI()
+
+    @app.get("/work")
+    def work() -> dict[str, str]:
+        logger.info("inside the route")
+        return {}
+
+    app.add_middleware(RequestContextMiddleware)
+
+    async def call() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+            return await client.get("/work", headers={"X-Request-ID": "gw-1"})
+
+    try:
+        answer = anyio.run(call)
+    finally:
+        logger.removeHandler(handler)
+    assert answer.headers["X-Request-ID"] == "gw-1"
+    assert json.loads(out.getvalue())["request_id"] == "gw-1"
