@@ -319,18 +319,20 @@ def test_selectors_match_the_pods_they_are_meant_for() -> None:
     }
 
 
-def test_network_policies_select_our_pods_and_open_only_api_and_flower() -> None:
+def test_network_policies_select_our_pods_and_open_only_api_flower_and_worker_metrics() -> None:
     policies = [m.doc for m in manifests() if m.kind == "NetworkPolicy"]
-    open_to = set()
+    open_to: dict[str, set[str]] = {}
     for policy in policies:
         if policy["spec"]["policyTypes"] == ["Egress"]:
             continue  # the worker's, below
         assert policy["spec"]["policyTypes"] == ["Ingress"]
         labels = policy["spec"]["podSelector"]["matchLabels"]
         assert labels["app.kubernetes.io/name"] == "compaction-queue"
-        if policy["spec"].get("ingress"):
-            open_to.add(labels["app.kubernetes.io/component"])
-    assert open_to == {"api", "flower"}
+        for rule in policy["spec"].get("ingress", []):
+            ports = {p["port"] for p in rule["ports"]}
+            open_to.setdefault(labels["app.kubernetes.io/component"], set()).update(ports)
+    # A worker listens on nothing but its metrics port, for Prometheus.
+    assert open_to == {"api": {"http"}, "flower": {"http"}, "worker": {"metrics"}}
 
 
 def test_workers_reach_everything_but_the_cloud_metadata_addresses() -> None:
