@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 import redis
 from kombu.exceptions import OperationalError as BrokerError
 
-from worker import hygiene, keys
+from worker import hygiene, keys, metrics
 from worker.cooldowns import active_cooldown, endpoint_id
 from worker.enqueue import enqueue_job
 from worker.runtime import Runtime
@@ -63,6 +63,8 @@ def sweep_idle_sessions(
             picks.append(
                 SweepPick(session.id, tokens, decision.threshold_tokens, idle_since, job_id)
             )
+    if not dry_run:
+        metrics.swept(candidates=len(candidates), queued=len(picks))
     log.info("idle sweep: %d of %d candidates %s", len(picks), len(candidates),
              "would be queued" if dry_run else "queued")  # fmt: skip
     return picks
@@ -100,6 +102,7 @@ def _create_and_enqueue(rt: Runtime, session_id: str) -> str | None:
         enqueue_job(job.id, session_id=job.session_id, trigger=job.trigger, app=rt.celery)
     except BROKER_ERRORS as exc:
         # The job stays queued; the reaper sends it again once the broker is back.
+        metrics.enqueue_failed("sweep_job")
         log.warning(
             "sweep job %s created but not sent (%s); the reaper will resend it", job.id, exc
         )
@@ -132,6 +135,9 @@ def reap_stuck_jobs(rt: Runtime, *, now: datetime | None = None) -> Reaped:
         enqueue_job(job.id, session_id=job.session_id, trigger=job.trigger, app=rt.celery)
         out.requeued.append(job.id)
     out.expired_keys = idempotency.delete_expired(rt.db)
+    metrics.reaped(
+        failed=len(out.failed), requeued=len(out.requeued), expired_keys=out.expired_keys
+    )
     if out.failed or out.requeued:
         log.warning("reaper: failed %s, re-sent %s", out.failed, out.requeued)
     return out
@@ -143,12 +149,13 @@ def _locked(rt: Runtime, session_id: str) -> bool:
 
 def _fail_stuck(rt: Runtime, job_id: str, attempt: int, after: timedelta) -> bool:
     try:
-        jobs.finish_job(
+        row = jobs.finish_job(
             rt.db, job_id=job_id, attempt=attempt, status="failed", error_class="stuck",
             error=f"still running {after} after it started: its worker is gone",
         )  # fmt: skip
     except JobFencedError:
         return False  # it moved on (finished, or claimed again) since we looked
+    metrics.job_finished(row)
     return True
 
 
