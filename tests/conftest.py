@@ -119,7 +119,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     engine = create_engine(url)
     try:
         with engine.begin() as conn:
-            conn.execute(text("TRUNCATE idempotency_keys, jobs, messages, sessions"))
+            conn.execute(
+                text(
+                    "TRUNCATE archive_text, archive_keys, idempotency_keys, jobs, messages, sessions"
+                )
+            )
     finally:
         engine.dispose()
 

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from worker.compressor.messages import to_wire_list
 from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
+from worker.store.archive_index import archive_active
 from worker.store.db import Database
 from worker.store.errors import (
     JobFencedError,
@@ -512,15 +513,7 @@ def _replace_compacted(
     """Archive up to upto_seq, insert the compacted set, then move later appends after it."""
     upto_seq = job.upto_seq or 0
     now = utcnow()
-    s.execute(
-        update(MessageRow)
-        .where(
-            MessageRow.session_id == session.id,
-            MessageRow.active.is_(True),
-            MessageRow.seq <= upto_seq,
-        )
-        .values(active=False, archived_by_job=job.id, archived_at=now)
-    )
+    archive_active(s, session_id=session.id, upto_seq=upto_seq, job_id=job.id, now=now)
     later = s.execute(
         select(MessageRow.id, MessageRow.tokens)
         .where(

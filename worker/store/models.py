@@ -6,6 +6,12 @@ messages up to the job's ``upto_seq``, inserts the compacted set with fresh seqs
 messages the gateway appended after ``upto_seq`` fresh seqs after those, so they order after the
 compacted part. Archived rows keep the seq they had when they were archived.
 
+Search: when a message is archived, its searchable text (worker/store/search_text.py) is
+written to ``archive_text`` in the same transaction, under an id that puts a session's rows on
+one contiguous range (``archive key << 32 | seq``). SQLite indexes that text in an FTS5 trigram
+table kept in step by triggers, PostgreSQL in a pg_trgm GIN index (both made by migration
+0003 and not modelled: see ``modelled``).
+
 Retries: an ``Idempotency-Key`` row is written in the same transaction as the write it
 answers, so a write and its remembered answer exist together or not at all.
 """
@@ -238,3 +244,51 @@ class IdempotencyKeyRow(Base):
         CheckConstraint("status >= 200 AND status < 300", name="ck_idempotency_keys_status"),
         Index("ix_idempotency_keys_created_at", "created_at"),
     )
+
+
+class ArchiveKeyRow(Base):
+    """A small number per session with an indexed archive: ``archive_text`` ids are
+    ``id << 32 | seq``, so one session's rows make one range that SQLite's FTS5 seeks into."""
+
+    __tablename__ = "archive_keys"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("sessions.id", ondelete="CASCADE"), unique=True
+    )
+
+
+class ArchiveTextRow(Base):
+    """The searchable text of one archived message (gone again when it is restored)."""
+
+    __tablename__ = "archive_text"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
+    message_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("messages.id", ondelete="CASCADE"), unique=True
+    )
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("sessions.id", ondelete="CASCADE")
+    )
+    seq: Mapped[int] = mapped_column(BigInteger)
+    tool_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    body: Mapped[str] = mapped_column(DerivedText)
+
+    __table_args__ = (UniqueConstraint("session_id", "seq", name="uq_archive_text_session_seq"),)
+
+
+# The search index itself is one database's own kind of object, made by migration 0003 and
+# not modelled: SQLite's FTS5 table (with its shadow tables archive_fts_data, _idx, _docsize,
+# _config) and PostgreSQL's GIN trigram index. Schema comparisons (alembic autogenerate, the
+# migration test) leave them out; tests check each exists on its database.
+SQLITE_SEARCH_TABLE = "archive_fts"
+POSTGRES_SEARCH_INDEX = "ix_archive_text_body_trgm"
+
+
+def modelled(name: str | None, type_: str, parent_names: object) -> bool:
+    """Alembic's ``include_name``: False for the search index's own objects."""
+    if name is None:
+        return True
+    if type_ == "table":
+        return not name.startswith(SQLITE_SEARCH_TABLE)
+    return not (type_ == "index" and name == POSTGRES_SEARCH_INDEX)

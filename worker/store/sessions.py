@@ -3,7 +3,8 @@ one transaction; those taking ``s`` run inside the caller's.
 
 Token counts arrive with the messages (counted once, at ingestion, by the caller) and the
 session's ``token_total`` and ``message_count`` are kept in step incrementally, so no read has to
-sum a transcript. Nothing here deletes a message: a snapshot archives the previous active set.
+sum a transcript. Nothing here deletes a message: a snapshot archives the previous active set
+(and indexes its text for search: worker/store/archive_index.py).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from worker.store.archive_index import archive_active
 from worker.store.db import Database
 from worker.store.errors import (
     SessionNotFoundError,
@@ -260,11 +262,7 @@ def _new_session(s: Session, session_id: str, model: str, context_length: int) -
 
 
 def _archive_active(s: Session, session_id: str) -> None:
-    s.execute(
-        update(MessageRow)
-        .where(MessageRow.session_id == session_id, MessageRow.active.is_(True))
-        .values(active=False, archived_at=utcnow())
-    )
+    archive_active(s, session_id=session_id)
 
 
 def _insert_messages(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from worker.store.models import Base
+from worker.store.models import Base, modelled
 
 # Any constant works; it only has to be the same in every process that migrates.
 _PG_MIGRATION_LOCK = 7_262_431_905
@@ -17,6 +17,7 @@ def run_migrations(connection: Connection) -> None:
         target_metadata=Base.metadata,
         render_as_batch=connection.dialect.name == "sqlite",  # SQLite cannot ALTER most things
         compare_type=True,
+        include_name=modelled,  # SQLite's FTS5 tables are migration-made, not modelled
     )
     with context.begin_transaction():
         if connection.dialect.name == "postgresql":

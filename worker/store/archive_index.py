@@ -1,0 +1,105 @@
+"""Archiving messages and keeping their search text in step, inside the caller's transaction.
+
+Every path that archives goes through ``archive_active`` (a snapshot PUT, a compaction's
+write-back, a revert) and every path that brings a message back or erases it removes its text
+(``unindex``, and ``ON DELETE CASCADE`` from ``messages``), so ``archive_text`` holds exactly
+the archived messages. The text is extracted here in Python rather than by database triggers:
+it decodes the JSON inside tool arguments and outputs (search_text.py), which SQL would have to
+do twice, once per dialect, and a trigger that met malformed JSON would fail the write-back.
+On SQLite, the FTS5 index follows ``archive_text`` through triggers (migration 0003): plain
+SQL with nothing to decode, and nothing can write the table without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from worker.store.models import ArchiveKeyRow, ArchiveTextRow, MessageRow, utcnow
+from worker.store.search_text import searchable_text, tool_name_of, tool_names_by_call_id
+
+SEQ_BITS = 32  # archive_text.id = archive key << SEQ_BITS | seq
+MAX_SEQ = (1 << SEQ_BITS) - 1
+
+
+def archive_row_id(key: int, seq: int) -> int:
+    if not 0 <= seq <= MAX_SEQ:
+        raise ValueError(f"seq {seq} is outside the archive index's range 0..{MAX_SEQ}")
+    return (key << SEQ_BITS) | seq
+
+
+def archive_active(
+    s: Session,
+    *,
+    session_id: str,
+    upto_seq: int | None = None,
+    job_id: str | None = None,
+    generation: int | None = None,
+    now: datetime | None = None,
+) -> int:
+    """Archive the session's active messages (those up to ``upto_seq``, or of one
+    ``generation``) and index their text; returns how many. The session row must be locked."""
+    where = [MessageRow.session_id == session_id, MessageRow.active.is_(True)]
+    if upto_seq is not None:
+        where.append(MessageRow.seq <= upto_seq)
+    if generation is not None:
+        where.append(MessageRow.generation == generation)
+    query = select(MessageRow.id, MessageRow.seq, MessageRow.data).where(*where)
+    rows = [(r.id, r.seq, r.data) for r in s.execute(query.order_by(MessageRow.seq))]
+    if not rows:
+        return 0
+    s.execute(
+        update(MessageRow)
+        .where(*where)
+        .values(active=False, archived_by_job=job_id, archived_at=now or utcnow())
+    )
+    index_messages(s, session_id=session_id, rows=rows)
+    return len(rows)
+
+
+def index_messages(s: Session, *, session_id: str, rows: Sequence[tuple[int, int, Any]]) -> None:
+    """Write the search text of archived messages given as (id, seq, data) rows."""
+    if not rows:
+        return
+    key = archive_key(s, session_id)
+    by_call_id = tool_names_by_call_id([data for _, _, data in rows if isinstance(data, Mapping)])
+    values = []
+    for message_id, seq, data in rows:
+        message: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+        tool_name = tool_name_of(message, by_call_id)
+        values.append(
+            {
+                "id": archive_row_id(key, seq),
+                "message_id": message_id,
+                "session_id": session_id,
+                "seq": seq,
+                "tool_name": tool_name[:200] if tool_name else None,
+                "body": searchable_text(message, tool_name=tool_name),
+            }
+        )
+    s.execute(insert(ArchiveTextRow), values)
+
+
+def unindex(s: Session, *, message_ids: Sequence[int]) -> None:
+    """Drop the search text of messages that are active again."""
+    for start in range(0, len(message_ids), 500):  # under every driver's parameter limit
+        chunk = message_ids[start : start + 500]
+        s.execute(delete(ArchiveTextRow).where(ArchiveTextRow.message_id.in_(chunk)))
+
+
+def archive_key(s: Session, session_id: str) -> int:
+    """The session's archive key, made on first use."""
+    key = s.scalar(select(ArchiveKeyRow.id).where(ArchiveKeyRow.session_id == session_id))
+    if key is None:
+        key = s.execute(
+            insert(ArchiveKeyRow).values(session_id=session_id).returning(ArchiveKeyRow.id)
+        ).scalar_one()
+    return int(key)
+
+
+def find_archive_key(s: Session, session_id: str) -> int | None:
+    return s.scalar(select(ArchiveKeyRow.id).where(ArchiveKeyRow.session_id == session_id))

@@ -1,0 +1,198 @@
+"""Archive search: the searchable text of every archived message, and its index.
+
+``archive_text`` holds it (written with the archiving, in the same transaction); SQLite indexes
+it in an FTS5 table with the trigram tokenizer (SQLite 3.34+), kept in step by triggers;
+PostgreSQL in a pg_trgm GIN index (the extension is created if missing: pg_trgm is a trusted
+extension, so the database owner may). Existing archived messages are backfilled.
+
+Revision ID: 0003
+Revises: 0002
+Create Date: 2026-03-01
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import op
+
+from worker.compressor.jsonvalue import text_without_lone_surrogates
+from worker.store.search_text import searchable_text, tool_name_of, tool_names_by_call_id
+
+revision: str = "0003"
+down_revision: str | None = "0002"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+SEQ_BITS = 32
+BACKFILL_BATCH = 2_000
+MIN_SQLITE = (3, 34, 0)  # the FTS5 trigram tokenizer
+
+_SQLITE_FTS = [
+    "CREATE VIRTUAL TABLE archive_fts USING fts5("
+    "body, content='archive_text', content_rowid='id', tokenize='trigram')",
+    # archive_text rows are written and deleted, never updated.
+    "CREATE TRIGGER archive_text_ai AFTER INSERT ON archive_text BEGIN "
+    "INSERT INTO archive_fts(rowid, body) VALUES (new.id, new.body); END",
+    "CREATE TRIGGER archive_text_ad AFTER DELETE ON archive_text BEGIN "
+    "INSERT INTO archive_fts(archive_fts, rowid, body) VALUES ('delete', old.id, old.body); END",
+]
+
+# Lightweight tables for the backfill: this migration must not change with the models.
+_messages = sa.table(
+    "messages",
+    sa.column("id", sa.BigInteger()),
+    sa.column("session_id", sa.String()),
+    sa.column("seq", sa.BigInteger()),
+    sa.column("data", sa.JSON()),
+    sa.column("active", sa.Boolean()),
+)
+_keys = sa.table("archive_keys", sa.column("id", sa.BigInteger()), sa.column("session_id"))
+_text = sa.table(
+    "archive_text",
+    sa.column("id", sa.BigInteger()),
+    sa.column("message_id", sa.BigInteger()),
+    sa.column("session_id", sa.String()),
+    sa.column("seq", sa.BigInteger()),
+    sa.column("tool_name", sa.String()),
+    sa.column("body", sa.Text()),
+)
+
+
+def upgrade() -> None:
+    dialect = op.get_bind().dialect.name
+    if dialect == "sqlite" and sqlite3.sqlite_version_info < MIN_SQLITE:
+        raise RuntimeError(
+            f"archive search needs SQLite 3.34+ (FTS5 trigram); this Python links "
+            f"{sqlite3.sqlite_version}"
+        )
+    if dialect == "postgresql":
+        op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    op.create_table(
+        "archive_keys",
+        sa.Column(
+            "id",
+            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+            primary_key=True,
+            autoincrement=True,
+        ),
+        sa.Column(
+            "session_id",
+            sa.String(255),
+            sa.ForeignKey("sessions.id", ondelete="CASCADE"),
+            nullable=False,
+            unique=True,
+        ),
+    )
+    op.create_table(
+        "archive_text",
+        sa.Column(
+            "id",
+            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+            primary_key=True,
+            autoincrement=False,
+        ),
+        sa.Column(
+            "message_id",
+            sa.BigInteger(),
+            sa.ForeignKey("messages.id", ondelete="CASCADE"),
+            nullable=False,
+            unique=True,
+        ),
+        sa.Column(
+            "session_id",
+            sa.String(255),
+            sa.ForeignKey("sessions.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
+        sa.Column("seq", sa.BigInteger(), nullable=False),
+        sa.Column("tool_name", sa.String(200), nullable=True),
+        sa.Column("body", sa.Text(), nullable=False),
+        sa.UniqueConstraint("session_id", "seq", name="uq_archive_text_session_seq"),
+    )
+    if dialect == "sqlite":
+        for statement in _SQLITE_FTS:
+            op.execute(statement)
+    backfill(op.get_bind())
+    if dialect == "postgresql":  # after the backfill: one index build, not a row at a time
+        create_trigram_index(op.get_bind())
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("DROP TRIGGER archive_text_ad")
+        op.execute("DROP TRIGGER archive_text_ai")
+        op.execute("DROP TABLE archive_fts")
+    op.drop_table("archive_text")  # its GIN index goes with it; pg_trgm stays (others may use it)
+    op.drop_table("archive_keys")
+
+
+def create_trigram_index(conn: sa.Connection) -> None:
+    """The GIN trigram index, naming pg_trgm's schema: the extension may live outside the
+    search_path (say in ``public``, with the tables in a schema of their own)."""
+    schema = conn.execute(
+        sa.text(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+            "WHERE e.extname = 'pg_trgm'"
+        )
+    ).scalar_one()
+    opclass = f"{conn.dialect.identifier_preparer.quote_identifier(schema)}.gin_trgm_ops"
+    op.execute(f"CREATE INDEX ix_archive_text_body_trgm ON archive_text USING gin (body {opclass})")
+
+
+def backfill(conn: sa.Connection) -> None:
+    """Index the messages archived before this migration, session by session."""
+    sessions = conn.execute(
+        sa.select(_messages.c.session_id)
+        .where(_messages.c.active.is_(False))
+        .group_by(_messages.c.session_id)
+        .order_by(_messages.c.session_id)
+    ).scalars()
+    for session_id in list(sessions):
+        key = conn.execute(
+            sa.insert(_keys).values(session_id=session_id).returning(_keys.c.id)
+        ).scalar_one()
+        _backfill_session(conn, session_id, int(key))
+
+
+def _backfill_session(conn: sa.Connection, session_id: str, key: int) -> None:
+    by_call_id: dict[str, str] = {}  # tool calls seen so far: a result names its tool
+    after = -1
+    while True:
+        rows = conn.execute(
+            sa.select(_messages.c.id, _messages.c.seq, _messages.c.data)
+            .where(
+                _messages.c.session_id == session_id,
+                _messages.c.active.is_(False),
+                _messages.c.seq > after,
+            )
+            .order_by(_messages.c.seq)
+            .limit(BACKFILL_BATCH)
+        ).all()
+        if not rows:
+            return
+        messages = [data if isinstance(data, Mapping) else {} for _, _, data in rows]
+        by_call_id.update(tool_names_by_call_id(messages))
+        conn.execute(sa.insert(_text), [_row(session_id, key, r, by_call_id) for r in rows])
+        after = rows[-1].seq
+
+
+def _row(
+    session_id: str, key: int, row: sa.Row[Any, Any, Any], by_call_id: Mapping[str, str]
+) -> dict[str, Any]:
+    message_id, seq, data = row
+    message: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+    tool_name = tool_name_of(message, by_call_id)
+    body = searchable_text(message, tool_name=tool_name)
+    return {
+        "id": (key << SEQ_BITS) | seq,
+        "message_id": message_id,
+        "session_id": session_id,
+        "seq": seq,
+        "tool_name": tool_name[:200] if tool_name else None,
+        # What PostgreSQL cannot store (as DerivedText in the models does).
+        "body": text_without_lone_surrogates(body.replace("\x00", "\ufffd")),
+    }
