@@ -1,0 +1,218 @@
+"""Each route as a request to send and a reader of its answer, and the retry rule; no I/O.
+
+Both clients (``sync.py``, ``aio.py``) send these ``Call``s, so a route is described once: adding
+one is a builder here (its path, body, headers, whether a retry is safe, how to read its answer)
+and a one-line method in each client.
+
+Retries: a call is sent again only when repeating it cannot store anything twice: a read, or a
+write carrying an ``Idempotency-Key`` (the service answers a repeated key with the first
+result). Every write the clients send carries one, generated per call unless the caller gave
+one, and every retry of that call sends the same key. What is retried: no answer at all
+(connection refused or cut, a timeout) and 503 (nothing was stored), within ``RetryPolicy``.
+A manual compaction takes no key, so it is never retried.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from api.client.errors import (
+    ServiceUnreachableError,
+    UnexpectedAnswerError,
+    problem_error,
+    retry_after_s,
+)
+from api.client.models import (
+    CompactAccepted,
+    HygieneAnswer,
+    Job,
+    Message,
+    Session,
+    Transcript,
+)
+
+T = TypeVar("T")
+IDEMPOTENCY_KEY = "Idempotency-Key"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often and after how long a retryable call is sent again.
+
+    Retry number n waits a random time up to ``backoff_s * 2**(n-1)`` (full jitter, so many
+    gateways retrying at once spread out), at most ``max_wait_s``; a 503's ``Retry-After`` is
+    waited instead, also at most ``max_wait_s``. The defaults give up after 4 tries and about
+    10 s of waiting (more with Retry-After), then raise what the last try got.
+    """
+
+    attempts: int = 4  # tries in all, the first one included
+    backoff_s: float = 0.5
+    max_wait_s: float = 10.0
+
+    def wait_s(self, retry: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_wait_s)
+        return random.uniform(0.0, min(self.max_wait_s, self.backoff_s * 2 ** (retry - 1)))
+
+
+NO_RETRIES = RetryPolicy(attempts=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One request to the service and the reader of its successful answer."""
+
+    method: str
+    path: str
+    read: Callable[[httpx.Response], T]
+    json: object = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    retryable: bool = False  # sending it twice stores nothing twice
+
+    def answer(self, response: httpx.Response) -> T:
+        """The typed answer, or the error the response stands for."""
+        if response.is_error:
+            raise problem_error(response)
+        try:
+            return self.read(response)
+        except (KeyError, TypeError, ValueError) as exc:  # ValueError: not JSON at all
+            raise UnexpectedAnswerError(
+                f"{self.method} {self.path} answered {response.status_code} with a body the "
+                f"client cannot read ({type(exc).__name__}: {exc})"
+            ) from exc
+
+
+def retry_wait(
+    policy: RetryPolicy, call: Call[Any], attempt: int, response: httpx.Response | None
+) -> float | None:
+    """Seconds to wait before sending ``call`` again after try number ``attempt`` got
+    ``response`` (None: no answer at all); None when it must not be sent again."""
+    if not call.retryable or attempt >= policy.attempts:
+        return None
+    if response is None:
+        return policy.wait_s(attempt, None)
+    if response.status_code == 503:
+        return policy.wait_s(attempt, retry_after_s(response))
+    return None
+
+
+def unreachable(
+    call: Call[Any], exc: httpx.TransportError, attempts: int
+) -> ServiceUnreachableError:
+    tries = f"{attempts} tries" if attempts > 1 else "1 try"
+    return ServiceUnreachableError(
+        f"{call.method} {call.path}: no answer after {tries} ({type(exc).__name__}: {exc})",
+        attempts=attempts,
+    )
+
+
+def new_idempotency_key() -> str:
+    return str(uuid.uuid4())
+
+
+def key_or_new(given: str | None) -> str:
+    """The caller's key as given (an empty one is refused by the service), else a new one."""
+    return new_idempotency_key() if given is None else given
+
+
+def session_path(session_id: str, *tail: str) -> str:
+    return "/".join(["/v1/sessions", quote(session_id, safe=""), *tail])
+
+
+def _write_headers(*, idempotency_key: str, if_match: int | None) -> dict[str, str]:
+    headers = {IDEMPOTENCY_KEY: idempotency_key}
+    if if_match is not None:
+        headers["If-Match"] = f'"{if_match}"'
+    return headers
+
+
+def _hygiene(response: httpx.Response) -> HygieneAnswer:
+    return HygieneAnswer.from_json(
+        response.json(),
+        status=response.status_code,
+        reason=response.headers.get("x-hygiene-reason"),
+        replayed=response.headers.get("idempotent-replayed") == "true",
+    )
+
+
+def put_session(
+    session_id: str,
+    *,
+    model: str,
+    context_length: int,
+    messages: Sequence[Message],
+    prompt_tokens: int | None,
+    callback_url: str | None,
+    if_match: int | None,
+    idempotency_key: str,
+) -> Call[HygieneAnswer]:
+    body: dict[str, Any] = {
+        "model": model,
+        "context_length": context_length,
+        "messages": list(messages),
+    }
+    if prompt_tokens is not None:
+        body["prompt_tokens"] = prompt_tokens
+    if callback_url is not None:
+        body["callback_url"] = callback_url
+    headers = _write_headers(idempotency_key=idempotency_key, if_match=if_match)
+    return Call("PUT", session_path(session_id), _hygiene, body, headers, retryable=True)
+
+
+def append(
+    session_id: str,
+    messages: Sequence[Message],
+    *,
+    prompt_tokens: int | None,
+    if_match: int | None,
+    idempotency_key: str,
+) -> Call[HygieneAnswer]:
+    body: dict[str, Any] = {"messages": list(messages)}
+    if prompt_tokens is not None:
+        body["prompt_tokens"] = prompt_tokens
+    headers = _write_headers(idempotency_key=idempotency_key, if_match=if_match)
+    path = session_path(session_id, "messages")
+    return Call("POST", path, _hygiene, body, headers, retryable=True)
+
+
+def compact(session_id: str, *, focus_topic: str | None, force: bool) -> Call[CompactAccepted]:
+    body: dict[str, Any] = {"force": force}
+    if focus_topic is not None:
+        body["focus_topic"] = focus_topic
+    return Call(
+        "POST",
+        session_path(session_id, "compact"),
+        lambda r: CompactAccepted.from_json(r.json()),
+        body,
+    )
+
+
+def get_session(session_id: str) -> Call[Session]:
+    return Call(
+        "GET", session_path(session_id), lambda r: Session.from_json(r.json()), retryable=True
+    )
+
+
+def get_messages(session_id: str) -> Call[Transcript]:
+    return Call(
+        "GET",
+        session_path(session_id, "messages"),
+        lambda r: Transcript.from_json(r.json()),
+        retryable=True,
+    )
+
+
+def get_job(job_id: str) -> Call[Job]:
+    return Call(
+        "GET",
+        f"/v1/jobs/{quote(job_id, safe='')}",
+        lambda r: Job.from_json(r.json()),
+        retryable=True,
+    )

@@ -1,0 +1,181 @@
+"""``CompactionClient``: the service's HTTP API from synchronous code."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TypeVar
+
+import httpx
+
+from api.client import calls
+from api.client.calls import RetryPolicy
+from api.client.errors import CompactionClientError, JobWaitTimeoutError
+from api.client.models import CompactAccepted, HygieneAnswer, Job, Message, Session, Transcript
+
+T = TypeVar("T")
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+USER_AGENT = "compaction-queue-client/1"
+log = logging.getLogger(__name__)
+
+
+def default_headers(token: str | None) -> dict[str, str]:
+    headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+class CompactionClient:
+    """The v1 API of a compaction-queue service. Use as a context manager, or ``close()`` it.
+
+    Args:
+        token: ``COMPACTION_API_TOKEN`` of the service, when it has one.
+        retry: how reads and keyed writes are sent again after no answer or a 503
+            (``api.client.calls``); ``NO_RETRIES`` sends each request once.
+        transport: an httpx transport (e.g. ``httpx.ASGITransport`` for an app in-process).
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        token: str | None = None,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so one shared default is safe
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._retry = retry
+        self._http = httpx.Client(
+            base_url=base_url,
+            headers=default_headers(token),
+            timeout=timeout_s,
+            transport=transport,
+            follow_redirects=False,  # a write's body and token go where they were sent, only
+        )
+
+    @property
+    def base_url(self) -> str:
+        return str(self._http.base_url).rstrip("/")
+
+    def put_session(
+        self,
+        session_id: str,
+        *,
+        model: str,
+        context_length: int,
+        messages: Sequence[Message],
+        prompt_tokens: int | None = None,
+        callback_url: str | None = None,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> HygieneAnswer:
+        """Store the full transcript (the previous one is archived), then decide hygiene.
+
+        Args:
+            prompt_tokens: the provider's real usage for these messages; else the service counts.
+            if_match: the version this snapshot replaces; a newer one raises
+                ``VersionConflictError`` instead of overwriting a compaction not yet seen.
+            idempotency_key: names this write; one is generated when not given. Retries send
+                the same key, so the snapshot is stored once whatever happens to the answers.
+        """
+        call = calls.put_session(
+            session_id,
+            model=model,
+            context_length=context_length,
+            messages=messages,
+            prompt_tokens=prompt_tokens,
+            callback_url=callback_url,
+            if_match=if_match,
+            idempotency_key=calls.key_or_new(idempotency_key),
+        )
+        return self._send(call)
+
+    def append(
+        self,
+        session_id: str,
+        messages: Sequence[Message],
+        *,
+        prompt_tokens: int | None = None,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> HygieneAnswer:
+        """Append new turns, then decide hygiene (arguments as for ``put_session``)."""
+        call = calls.append(
+            session_id,
+            messages,
+            prompt_tokens=prompt_tokens,
+            if_match=if_match,
+            idempotency_key=calls.key_or_new(idempotency_key),
+        )
+        return self._send(call)
+
+    def compact(
+        self, session_id: str, *, focus_topic: str | None = None, force: bool = False
+    ) -> CompactAccepted:
+        """Queue a manual compaction; ``ConflictError`` (with ``job_id``) when one is open.
+        Sent once: the route takes no Idempotency-Key."""
+        return self._send(calls.compact(session_id, focus_topic=focus_topic, force=force))
+
+    def get_session(self, session_id: str) -> Session:
+        return self._send(calls.get_session(session_id))
+
+    def get_messages(self, session_id: str) -> Transcript:
+        """The active transcript: what to send to the model next."""
+        return self._send(calls.get_messages(session_id))
+
+    def get_job(self, job_id: str) -> Job:
+        return self._send(calls.get_job(job_id))
+
+    def wait_for_job(
+        self, job_id: str, *, timeout_s: float = 600.0, poll_interval_s: float = 0.5
+    ) -> Job:
+        """Poll until the job has finished (any outcome); ``JobWaitTimeoutError`` after
+        ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            job = self.get_job(job_id)
+            remaining = deadline - time.monotonic()
+            if job.finished:
+                return job
+            if remaining <= 0:
+                raise JobWaitTimeoutError(job, timeout_s)
+            time.sleep(min(poll_interval_s, remaining))
+
+    def _send(self, call: calls.Call[T]) -> T:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._http.request(
+                    call.method, call.path, json=call.json, headers=dict(call.headers)
+                )
+            except httpx.TransportError as exc:
+                wait = calls.retry_wait(self._retry, call, attempt, None)
+                if wait is None:
+                    raise calls.unreachable(call, exc, attempt) from exc
+                log.info("%s %s: %s; retry %d in %.2fs", call.method, call.path, exc, attempt, wait)
+            except httpx.HTTPError as exc:  # not a transport failure: e.g. an invalid URL
+                raise CompactionClientError(f"{call.method} {call.path}: {exc}") from exc
+            else:
+                wait = calls.retry_wait(self._retry, call, attempt, response)
+                if wait is None:
+                    return call.answer(response)
+                log.info("%s %s: 503; retry %d in %.2fs", call.method, call.path, attempt, wait)
+            time.sleep(wait)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> CompactionClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
