@@ -5,6 +5,8 @@ in child processes the endpoint's process must add up)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +19,7 @@ from sqlalchemy import update
 from tests.support.callback_receiver import CallbackReceiver
 from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.stack import (
+    REPO,
     StackProcess,
     broker,
     stack_env,
@@ -272,3 +275,17 @@ def test_the_sweep_and_the_reaper_count_what_they_did(rt: Runtime) -> None:
         )
         == stuck_before + 1
     )
+
+
+def test_the_worker_commands_import_no_metric_library_before_the_exporter_starts() -> None:
+    """prometheus_client decides where values live when it is first imported, so `compaction
+    worker` (and `up`'s worker child) must reach ``start_exporter`` before anything imports it."""
+    code = (
+        "import sys, api.cli, api.commands.up, api.commands.worker, worker.launcher; "
+        "print(sorted(m for m in sys.modules if m.startswith('prometheus_client')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
