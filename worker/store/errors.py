@@ -7,7 +7,9 @@
     ├── OpenJobExistsError         the session already has a queued or running job
     ├── JobFencedError             the job is not open at this attempt: a stale worker is fenced out
     ├── IdempotencyKeyReusedError  an Idempotency-Key came back with another request body
-    └── IntegrityViolationError    a database constraint refused the write (names the constraint)
+    ├── IntegrityViolationError    a database constraint refused the write (names the constraint)
+    ├── ArchivedMessageNotFoundError  no archived message at that seq of the session
+    └── RevertRefusedError         that compaction cannot be undone now (the reason says why)
 
 SQLAlchemy's ``IntegrityError`` is translated once, here, by the name of the constraint that
 failed (PostgreSQL reports it; SQLite reports the table and columns, which we map back to the
@@ -126,3 +128,20 @@ def _unique_by_columns() -> dict[tuple[str, ...], str]:
 
 def translate_integrity_error(exc: IntegrityError) -> IntegrityViolationError:
     return IntegrityViolationError(violated_constraint(exc), str(exc.orig))
+
+
+class ArchivedMessageNotFoundError(StoreError):
+    def __init__(self, session_id: str, seq: int) -> None:
+        super().__init__(f"session {session_id!r} has no archived message at seq {seq}")
+        self.session_id = session_id
+        self.seq = seq
+
+
+class RevertRefusedError(StoreError):
+    """The job did not write the session's current transcript: it failed or was skipped, was
+    already reverted, or a later compaction or snapshot replaced what it wrote."""
+
+    def __init__(self, job_id: str, reason: str) -> None:
+        super().__init__(f"job {job_id} cannot be reverted: {reason}")
+        self.job_id = job_id
+        self.reason = reason

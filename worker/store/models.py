@@ -160,6 +160,13 @@ class MessageRow(Base):
         ),
         CheckConstraint("tokens >= 0", name="ck_messages_tokens"),
         Index("ix_messages_session_active_seq", "session_id", "active", "seq"),
+        # What one compaction archived: archive pages filtered by job, and revert.
+        Index(
+            "ix_messages_archived_by_job",
+            "archived_by_job",
+            sqlite_where=text("archived_by_job IS NOT NULL"),
+            postgresql_where=text("archived_by_job IS NOT NULL"),
+        ),
     )
 
 

@@ -1,4 +1,5 @@
-"""Archive search: the searchable text of every archived message, and its index.
+"""Archive search: the searchable text of every archived message, and its index; an index of
+what each compaction archived.
 
 ``archive_text`` holds it (written with the archiving, in the same transaction); SQLite indexes
 it in an FTS5 table with the trigram tokenizer (SQLite 3.34+), kept in step by triggers;
@@ -113,6 +114,13 @@ def upgrade() -> None:
         sa.Column("body", sa.Text(), nullable=False),
         sa.UniqueConstraint("session_id", "seq", name="uq_archive_text_session_seq"),
     )
+    op.create_index(
+        "ix_messages_archived_by_job",
+        "messages",
+        ["archived_by_job"],
+        sqlite_where=sa.text("archived_by_job IS NOT NULL"),
+        postgresql_where=sa.text("archived_by_job IS NOT NULL"),
+    )
     if dialect == "sqlite":
         for statement in _SQLITE_FTS:
             op.execute(statement)
@@ -128,6 +136,7 @@ def downgrade() -> None:
         op.execute("DROP TABLE archive_fts")
     op.drop_table("archive_text")  # its GIN index goes with it; pg_trgm stays (others may use it)
     op.drop_table("archive_keys")
+    op.drop_index("ix_messages_archived_by_job", table_name="messages")
 
 
 def create_trigram_index(conn: sa.Connection) -> None:

@@ -1,0 +1,170 @@
+"""Migration 0003 on a database that already has archived messages: the backfill indexes them,
+down and up again work, on SQLite and on PostgreSQL (in a schema of its own)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from sqlalchemy import create_engine, insert, inspect, text
+from sqlalchemy.engine import make_url
+
+from tests.conftest import POSTGRES_URL_ENV
+from worker.store.archive import search_archive
+from worker.store.db import Database, alembic_config, make_engine
+from worker.store.models import MessageRow, SessionRow, utcnow
+from worker.store.search_text import parse_query
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database with nothing in it yet."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'old.db'}"
+        return
+    base = os.environ.get(POSTGRES_URL_ENV)
+    if not base:
+        pytest.skip(f"{POSTGRES_URL_ENV} is not set")
+    schema = f"cq_test_{int(time.time())}_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def alembic(url: str, verb: str, revision: str) -> None:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            config = alembic_config(url)
+            config.attributes["connection"] = conn
+            getattr(command, verb)(config, revision)
+            conn.commit()
+    finally:
+        engine.dispose()
+
+
+TOOL_OUTPUT = json.dumps({"output": 'File "/srv/app/db.py", line 7\nOperationalError: locked'})
+CALL = {
+    "id": "c1",
+    "type": "function",
+    "function": {"name": "terminal", "arguments": '{"command": "alembic upgrade head"}'},
+}
+OLD_MESSAGES: list[tuple[int, dict[str, Any], bool]] = [  # seq, message, active
+    (1, {"role": "user", "content": "why does the migration lock?"}, False),
+    (2, {"role": "assistant", "content": None, "tool_calls": [CALL]}, False),
+    (3, {"role": "tool", "tool_call_id": "c1", "content": TOOL_OUTPUT}, False),
+    (4, {"role": "user", "content": "still active, not archived"}, True),
+]
+
+
+def plant_old_rows(url: str) -> None:
+    """A session with archived and active messages, written as a 0002 database held them."""
+    engine = make_engine(url)
+    now = utcnow()
+    try:
+        with engine.begin() as conn:
+            conn.execute(insert(SessionRow.__table__).values(
+                id="old", model="gpt-4", context_length=8000, version=3, rewrite_count=1,
+                next_seq=5, token_total=4, message_count=1, compaction_count=0,
+                ineffective_count=0, created_at=now, updated_at=now, last_activity_at=now,
+            ))  # fmt: skip
+            conn.execute(insert(MessageRow.__table__), [
+                {"session_id": "old", "seq": seq, "role": m["role"], "data": m, "tokens": 1,
+                 "active": active, "generation": 0, "archived_at": None if active else now,
+                 "created_at": now}
+                for seq, m, active in OLD_MESSAGES
+            ])  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def search_text_rows(url: str) -> list[tuple[int, str | None]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [
+                (row.seq, row.tool_name)
+                for row in conn.execute(
+                    text("SELECT seq, tool_name FROM archive_text ORDER BY seq")
+                )
+            ]
+    finally:
+        engine.dispose()
+
+
+def test_the_backfill_indexes_what_was_archived_before(empty_url: str) -> None:
+    alembic(empty_url, "upgrade", "0002")
+    plant_old_rows(empty_url)
+    alembic(empty_url, "upgrade", "head")
+    assert search_text_rows(empty_url) == [(1, None), (2, "terminal"), (3, "terminal")]
+    db = Database(empty_url)
+    try:
+        for q, seqs in [
+            ('File "/srv/app/db.py", line 7', [3]),
+            ("alembic upgrade head", [2]),
+            ("migration lock", [1]),
+            ("still active", []),
+        ]:
+            page = search_archive(db, session_id="old", query=parse_query(q))
+            assert [h.seq for h in page.hits] == seqs, q
+    finally:
+        db.dispose()
+
+
+def test_migration_0003_goes_down_and_up_again(empty_url: str) -> None:
+    alembic(empty_url, "upgrade", "0002")
+    plant_old_rows(empty_url)
+    alembic(empty_url, "upgrade", "head")
+    alembic(empty_url, "downgrade", "0002")
+    engine = make_engine(empty_url)
+    try:
+        with engine.connect() as conn:
+            tables = set(inspect(conn).get_table_names())
+            assert not {t for t in tables if t.startswith("archive_")}
+            assert {"sessions", "messages", "jobs", "idempotency_keys"} <= tables
+            indexes = {i["name"] for i in inspect(conn).get_indexes("messages")}
+            assert "ix_messages_archived_by_job" not in indexes
+    finally:
+        engine.dispose()
+    alembic(empty_url, "upgrade", "head")
+    assert [seq for seq, _ in search_text_rows(empty_url)] == [1, 2, 3]
+
+
+def test_each_database_has_its_own_search_index(empty_url: str) -> None:
+    alembic(empty_url, "upgrade", "head")
+    engine = make_engine(empty_url)
+    try:
+        with engine.connect() as conn:
+            if conn.dialect.name == "sqlite":
+                sql = conn.exec_driver_sql(
+                    "SELECT sql FROM sqlite_master WHERE name = 'archive_fts'"
+                ).scalar_one()
+                assert "fts5" in sql and "trigram" in sql
+                triggers = conn.exec_driver_sql(
+                    "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+                ).scalars()
+                assert set(triggers) == {"archive_text_ai", "archive_text_ad"}
+            else:
+                definition = conn.exec_driver_sql(
+                    "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_archive_text_body_trgm' "
+                    "AND schemaname = current_schema()"
+                ).scalar_one()
+                assert "gin" in definition and "gin_trgm_ops" in definition
+    finally:
+        engine.dispose()

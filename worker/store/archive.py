@@ -1,0 +1,290 @@
+"""Reading a session's archive: pages, search, and the messages around one hit.
+
+Every read pages by ``seq`` (a cursor, never an offset). An archived message keeps its seq for
+good, so a page read while a compaction archives more messages shows no message twice and
+skips none that was archived before the reading began: the newly archived ones sort where
+their seqs put them.
+
+Pages run oldest first (``seq`` above the cursor), search hits newest first (``seq`` below the
+cursor): an agent recalling a detail wants the latest mention.
+
+Search: a hit holds every term of the query (search_text.parse_query), case-insensitively, as
+written. SQLite looks the terms up in its FTS5 trigram table over the session's id range;
+PostgreSQL with ILIKE through its pg_trgm GIN index. Terms under three characters cannot use
+either index: they narrow what the longer terms found, in Python, and a query of short terms
+only scans the session's archive newest first, at most ``MAX_SCANNED`` messages a request
+(the answer's cursor continues the scan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeAlias
+
+from sqlalchemy import BigInteger, ColumnElement, Select, column, select, table, text
+from sqlalchemy.orm import Session
+
+from worker.store.archive_index import SEQ_BITS, find_archive_key
+from worker.store.db import Database
+from worker.store.errors import ArchivedMessageNotFoundError, SessionNotFoundError
+from worker.store.models import ArchiveTextRow, MessageRow, SessionRow
+from worker.store.search_text import Query, snippet
+from worker.store.sessions import StoredMessage
+
+DEFAULT_PAGE, MAX_PAGE = 50, 500
+DEFAULT_HITS, MAX_HITS = 20, 100
+DEFAULT_AROUND, MAX_AROUND = 2, 20
+MAX_SCANNED = 5_000  # candidates a search checks in Python, per request
+_BATCH = 500
+
+_fts = table("archive_fts", column("rowid", BigInteger))
+_HitRows: TypeAlias = Select[int, str, str | None, str, int, str | None, datetime | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveFilter:
+    generation: int | None = None  # only messages of this generation
+    job_id: str | None = None  # only messages this compaction archived
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivePage:
+    messages: list[StoredMessage]
+    next_cursor: int | None  # the last seq of this page, when there is more
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    seq: int
+    generation: int
+    role: str
+    tool_name: str | None
+    snippet: str
+    archived_by_job: str | None
+    archived_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    hits: list[SearchHit]
+    next_cursor: int | None  # hits continue below this seq
+
+
+def archive_page(
+    db: Database,
+    *,
+    session_id: str,
+    after_seq: int = 0,
+    limit: int = DEFAULT_PAGE,
+    only: ArchiveFilter = ArchiveFilter(),
+) -> ArchivePage:
+    """Archived messages with ``seq > after_seq``, oldest first, at most ``limit``."""
+    with db.read() as s:
+        _require_session(s, session_id)
+        query = (
+            select(MessageRow)
+            .where(
+                MessageRow.session_id == session_id,
+                MessageRow.active.is_(False),
+                MessageRow.seq > after_seq,
+                *_filters(only),
+            )
+            .order_by(MessageRow.seq)
+            .limit(limit + 1)
+        )
+        rows = [_stored(m) for m in s.scalars(query)]
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return ArchivePage(rows, rows[-1].seq if more else None)
+
+
+def search_archive(
+    db: Database,
+    *,
+    session_id: str,
+    query: Query,
+    before_seq: int | None = None,
+    limit: int = DEFAULT_HITS,
+    only: ArchiveFilter = ArchiveFilter(),
+) -> SearchPage:
+    """Archived messages holding every term of ``query``, newest first, below ``before_seq``."""
+    with db.read() as s:
+        _require_session(s, session_id)
+        if not query.terms:
+            return SearchPage([], None)
+        candidates = _Candidates(s, session_id, query, only)
+        return _collect(candidates, query, before_seq, limit)
+
+
+def archived_around(
+    db: Database,
+    *,
+    session_id: str,
+    seq: int,
+    before: int = DEFAULT_AROUND,
+    after: int = DEFAULT_AROUND,
+) -> list[StoredMessage]:
+    """The archived message at ``seq`` with up to ``before``/``after`` of its neighbours, in
+    order: the messages archived with it (one snapshot, compaction or revert), nearest by seq."""
+    with db.read() as s:
+        _require_session(s, session_id)
+        hit = s.scalars(
+            select(MessageRow).where(
+                MessageRow.session_id == session_id,
+                MessageRow.seq == seq,
+                MessageRow.active.is_(False),
+            )
+        ).one_or_none()
+        if hit is None:
+            raise ArchivedMessageNotFoundError(session_id, seq)
+        batch = [
+            MessageRow.session_id == session_id,
+            MessageRow.active.is_(False),
+            MessageRow.archived_at == hit.archived_at,
+        ]
+        earlier = s.scalars(
+            select(MessageRow)
+            .where(*batch, MessageRow.seq < seq)
+            .order_by(MessageRow.seq.desc())
+            .limit(before)
+        ).all()
+        later = s.scalars(
+            select(MessageRow)
+            .where(*batch, MessageRow.seq > seq)
+            .order_by(MessageRow.seq)
+            .limit(after)
+        ).all()
+        return [_stored(m) for m in [*reversed(earlier), hit, *later]]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _collect(
+    candidates: _Candidates, query: Query, before_seq: int | None, limit: int
+) -> SearchPage:
+    """Hits from batches of candidates until ``limit`` (and one more, to know there are more),
+    the end, or ``MAX_SCANNED`` candidates checked in Python."""
+    exact = not query.short  # the database matched every term: no candidate needs a check
+    hits: list[SearchHit] = []
+    cursor, scanned = before_seq, 0
+    while True:
+        want = limit + 1 - len(hits) if exact else _BATCH
+        batch = candidates.below(cursor, want)
+        scanned += len(batch)
+        hits += [_hit(row, query) for row in batch if exact or query.matches(row.body)]
+        if len(hits) > limit:
+            return SearchPage(hits[:limit], hits[limit - 1].seq)
+        if len(batch) < want:
+            return SearchPage(hits, None)
+        cursor = batch[-1].seq
+        if scanned >= MAX_SCANNED:
+            return SearchPage(hits, cursor)  # more may lie below: the cursor goes on from here
+
+
+class _Candidates:
+    """Archived messages of one session that hold the query's indexed terms, newest first."""
+
+    def __init__(self, s: Session, session_id: str, query: Query, only: ArchiveFilter) -> None:
+        self.s, self.session_id, self.query, self.only = s, session_id, query, only
+        self.dialect = s.get_bind().dialect.name
+        self.key = find_archive_key(s, session_id)
+
+    def below(self, before_seq: int | None, n: int) -> Sequence[Any]:
+        if self.key is None:
+            return []
+        if self.query.indexed and self.dialect == "sqlite":
+            statement = self._fts(before_seq)
+        else:
+            statement = self._scan(before_seq)
+        return self.s.execute(statement.limit(n)).all()
+
+    def _fts(self, before_seq: int | None) -> _HitRows:
+        assert self.key is not None
+        low = self.key << SEQ_BITS
+        high = low + (before_seq if before_seq is not None else 1 << SEQ_BITS)
+        match = " ".join(_fts_string(t) for t in self.query.indexed)
+        return (
+            _columns()
+            .select_from(
+                _fts.join(ArchiveTextRow, ArchiveTextRow.id == _fts.c.rowid).join(
+                    MessageRow, MessageRow.id == ArchiveTextRow.message_id
+                )
+            )
+            .where(
+                text("archive_fts MATCH :match").bindparams(match=match),
+                _fts.c.rowid >= low,
+                _fts.c.rowid < high,
+                *_filters(self.only),
+            )
+            .order_by(_fts.c.rowid.desc())
+        )
+
+    def _scan(self, before_seq: int | None) -> _HitRows:
+        """PostgreSQL (ILIKE finds the GIN index) or a query of short terms only."""
+        where: list[ColumnElement[bool]] = [ArchiveTextRow.session_id == self.session_id]
+        if before_seq is not None:
+            where.append(ArchiveTextRow.seq < before_seq)
+        if self.dialect != "sqlite":
+            where += [ArchiveTextRow.body.ilike(_like(t), escape="\\") for t in self.query.indexed]
+        return (
+            _columns()
+            .select_from(ArchiveTextRow)
+            .join(MessageRow, MessageRow.id == ArchiveTextRow.message_id)
+            .where(*where, *_filters(self.only))
+            .order_by(ArchiveTextRow.seq.desc())
+        )
+
+
+def _columns() -> _HitRows:
+    return select(
+        ArchiveTextRow.seq,
+        ArchiveTextRow.body,
+        ArchiveTextRow.tool_name,
+        MessageRow.role,
+        MessageRow.generation,
+        MessageRow.archived_by_job,
+        MessageRow.archived_at,
+    )
+
+
+def _hit(row: Any, query: Query) -> SearchHit:
+    return SearchHit(
+        seq=row.seq,
+        generation=row.generation,
+        role=row.role,
+        tool_name=row.tool_name,
+        snippet=snippet(row.body, query),
+        archived_by_job=row.archived_by_job,
+        archived_at=row.archived_at,
+    )
+
+
+def _filters(only: ArchiveFilter) -> list[ColumnElement[bool]]:
+    out: list[ColumnElement[bool]] = []
+    if only.generation is not None:
+        out.append(MessageRow.generation == only.generation)
+    if only.job_id is not None:
+        out.append(MessageRow.archived_by_job == only.job_id)
+    return out
+
+
+def _fts_string(term: str) -> str:
+    """An FTS5 string: matched as written, operators and punctuation included."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _like(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _stored(m: MessageRow) -> StoredMessage:
+    return StoredMessage(m.seq, m.data, m.tokens, m.generation, m.archived_by_job, m.archived_at)
+
+
+def _require_session(s: Session, session_id: str) -> None:
+    if s.get(SessionRow, session_id) is None:
+        raise SessionNotFoundError(session_id)
