@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import json
 import os
 import signal
 import socket
@@ -84,18 +86,22 @@ def test_up_serves_the_demo_then_sigint_stops_every_child(tmp_path: Path) -> Non
         assert "-> enqueued" in demo.stdout and "  succeeded" in demo.stdout
         assert '"status": "succeeded"' in demo.stdout and "% saved)" in demo.stdout
 
-        # Ops see the job's telemetry in Flower: the task id is the job id, its result the row.
+        # Ops see the job's telemetry in Flower: the task id is the job id, its result the row
+        # as JSON text (the task's return value, which Celery's event shows as its repr).
         job = httpx.get(f"http://127.0.0.1:{api_port}/v1/jobs?limit=1", timeout=10).json()
         task_url = f"http://127.0.0.1:{flower_port}/api/task/info/{job['jobs'][0]['id']}"
 
         def flower_shows_telemetry() -> bool:
             info = httpx.get(task_url, auth=(user, password), timeout=10)
-            return info.status_code == 200 and "'tokens_after':" in str(info.json().get("result"))
+            return info.status_code == 200 and '"tokens_after":' in str(info.json().get("result"))
 
         wait_until(flower_shows_telemetry, up, tmp_path, timeout_s=30)
-        result = str(httpx.get(task_url, auth=(user, password), timeout=10).json()["result"])
-        assert "'fallback_used': False" in result and "'dropped_count': 0" in result
-        assert "'worker':" in result  # the last field: nothing was cut off
+        task = httpx.get(task_url, auth=(user, password), timeout=10).json()
+        shown = json.loads(ast.literal_eval(task["result"]))
+        assert task["state"] == "SUCCESS" and shown["status"] == "succeeded"
+        assert shown["fallback_used"] is False and shown["dropped_count"] == 0
+        assert "worker" in shown  # the last field: nothing was cut off
+        assert json.loads(task["kwargs"])["trigger"] == "hygiene"
 
         up.send_signal(signal.SIGINT)
         assert up.wait(timeout=60) == 0

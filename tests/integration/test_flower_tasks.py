@@ -6,6 +6,7 @@ shows its outcome, session id and trigger as text a person reads (JSON, not a Py
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from collections.abc import Iterator
@@ -127,7 +128,7 @@ def test_flower_tells_skipped_and_failed_jobs_from_succeeded_ones(
 
     ok = rows[ok_job]
     assert ok["state"] == "SUCCESS"
-    shown = json.loads(ok["result"].strip("'"))  # a returned str: Celery shows its repr
+    shown = json.loads(ast.literal_eval(ok["result"]))  # a returned str: Celery shows its repr
     assert (shown["status"], shown["session_id"], shown["trigger"]) == (
         "succeeded", succeeding, "hygiene",
     )  # fmt: skip
