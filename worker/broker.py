@@ -20,6 +20,11 @@ and a dead worker's come back within it.
 
 ``install()`` points kombu's ``redis``/``rediss`` aliases at this transport, so broker URLs,
 Celery's banner and Flower's broker view keep their ``redis://`` form.
+
+**No broker is an error, not an address.** An app made without ``COMPACTION_REDIS_URL`` gets
+``NO_BROKER_URL``, whose transport refuses every connection with the error a component started
+without a URL gets: nothing falls back to a default address (Celery's own default is
+amqp://localhost, and another Redis or RabbitMQ may well listen there).
 """
 
 from __future__ import annotations
@@ -28,13 +33,14 @@ import logging
 import time
 from typing import Any
 
-from kombu.transport import TRANSPORT_ALIASES, redis
+from kombu.transport import TRANSPORT_ALIASES, base, redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
 
 TRANSPORT = "worker.broker:Transport"
+NO_BROKER_URL = "compaction-no-broker://"
 
 
 class Channel(redis.Channel):
@@ -102,8 +108,24 @@ def keep_invisible_interval_s(visibility_timeout_s: float) -> float:
     return max(visibility_timeout_s / 3, 0.5)
 
 
+class NoBroker(base.Transport):
+    """The transport of ``NO_BROKER_URL``: every connection fails with ``LaunchError``."""
+
+    driver_type = driver_name = "none"
+
+    def establish_connection(self) -> Any:
+        from worker.celery_app import missing_broker_error
+        from worker.settings import get_settings
+
+        raise missing_broker_error(get_settings())
+
+    def close_connection(self, connection: Any) -> None:
+        return None  # never opened
+
+
 def install() -> None:
     """Resolve ``redis://`` and ``rediss://`` to this transport in this process (idempotent;
     before the first broker connection, which is when kombu resolves and caches the alias)."""
     for scheme in ("redis", "rediss"):
         TRANSPORT_ALIASES[scheme] = TRANSPORT
+    TRANSPORT_ALIASES[NO_BROKER_URL.split(":", 1)[0]] = "worker.broker:NoBroker"

@@ -11,15 +11,16 @@ from worker.errors import LaunchError
 from worker.runtime import API_REDIS, WORKER_REDIS, RedisTimeouts
 from worker.settings import Settings, get_settings, sweep_schedule
 
-# Only send_task() runs before a component checks broker_url(); a client that never sends still
-# imports this module, so the app needs some URL at import time.
-_PLACEHOLDER_BROKER = "redis://127.0.0.1:6379/0"
-
 
 def broker_url(settings: Settings) -> str:
     """The broker URL, or a clear error when a component is started without one."""
     if settings.redis_url:
         return settings.redis_url
+    raise missing_broker_error(settings)
+
+
+def missing_broker_error(settings: Settings) -> LaunchError:
+    """What a component without a broker URL says: where the running stack's Redis is, if any."""
     # The embedded launcher exports COMPACTION_REDIS_URL for its children; a component run on
     # its own without one would silently talk to nothing.
     from worker.launcher import embedded_redis_url
@@ -30,7 +31,7 @@ def broker_url(settings: Settings) -> str:
         if running
         else ": run `compaction up` (which starts a private redis-server) or point it at a Redis"
     )
-    raise LaunchError(f"COMPACTION_REDIS_URL is not set{hint}")
+    return LaunchError(f"COMPACTION_REDIS_URL is not set{hint}")
 
 
 def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
@@ -104,7 +105,9 @@ def make_celery(settings: Settings | None = None, *, api: bool = False) -> Celer
     broker.install()  # kombu's Redis transport, repaired: see worker/broker.py
     app = Celery("compaction", include=["worker.tasks"])
     app.conf.update(
-        broker_url=settings.redis_url or _PLACEHOLDER_BROKER,
+        # Without a URL (a module that imports this one but never sends), every connection
+        # fails with broker_url()'s error rather than reaching some default address.
+        broker_url=settings.redis_url or broker.NO_BROKER_URL,
         result_backend=None,
         task_ignore_result=True,
         task_default_queue=keys.QUEUE,
@@ -131,4 +134,6 @@ def make_celery(settings: Settings | None = None, *, api: bool = False) -> Celer
     return app
 
 
+# The app the tasks are registered on, and that worker, beat and Flower run (each checks
+# broker_url() first). A client that sends on its own behalf makes its app from its settings.
 celery_app = make_celery()

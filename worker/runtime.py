@@ -30,6 +30,7 @@ class Runtime:
     redis: redis.Redis
     make_summarizer: Callable[[], Summarizer]
     celery: Any  # the Celery app that sends follow-up tasks (untyped library)
+    owns_celery: bool = False  # made for this runtime: closed with it
     _summarizer: Summarizer | None = field(default=None, repr=False)
     _summarizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -49,6 +50,8 @@ class Runtime:
             self._summarizer = None
         self.db.dispose()
         self.redis.close()
+        if self.owns_celery:
+            self.celery.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,16 +88,24 @@ def redis_client(url: str, timeouts: RedisTimeouts = WORKER_REDIS) -> redis.Redi
     )
 
 
-def build_runtime(settings: Settings) -> Runtime:
-    from worker.celery_app import broker_url, celery_app
+def build_runtime(settings: Settings, *, celery: Any = None) -> Runtime:
+    """A runtime on ``settings``' database and broker (``LaunchError`` without a broker URL).
+
+    Args:
+        celery: the app to send follow-up tasks with; by default one made for the same broker
+            (a worker passes the app it runs, which is on the broker of its environment).
+    """
+    from worker.celery_app import broker_url, make_celery
     from worker.summarizers import build_summarizer
 
+    url = broker_url(settings)
     return Runtime(
         settings=settings,
         db=Database(settings.database_url),
-        redis=redis_client(broker_url(settings)),
+        redis=redis_client(url),
         make_summarizer=lambda: build_summarizer(settings),
-        celery=celery_app,
+        celery=celery if celery is not None else make_celery(settings),
+        owns_celery=celery is None,
     )
 
 
@@ -107,7 +118,9 @@ def current() -> Runtime:
     global _current
     with _current_lock:
         if _current is None:
-            _current = build_runtime(get_settings())
+            from worker.celery_app import celery_app
+
+            _current = build_runtime(get_settings(), celery=celery_app)
         return _current
 
 
