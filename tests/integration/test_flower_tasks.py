@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.stack import StackProcess, broker, stack_env, start_worker, wait_until
 from tests.support.worker_fixtures import private_redis, seed_job, seed_session
-from worker import cooldowns
+from worker import cooldowns, keys
 from worker.enqueue import enqueue_job
 from worker.redis_server import RedisServer, free_port
 from worker.runtime import redis_client
@@ -118,6 +118,12 @@ def test_flower_tells_skipped_and_failed_jobs_from_succeeded_ones(
             return all(rows.get(j, {}).get("state") in ended for j in (ok_job, skip_job, fail_job))
 
         wait_until(all_ended, timeout_s=90, what="three finished rows in Flower", logs=[worker])
+        # Every outcome acknowledges its message: none waits to be delivered again.
+        with redis_client(private_redis.url) as client:
+            wait_until(
+                lambda: client.llen(keys.QUEUE) == 0 and client.hlen(keys.BROKER_UNACKED) == 0,
+                timeout_s=30, what="every message acknowledged", logs=[worker],
+            )  # fmt: skip
     finally:
         worker.stop()
 
