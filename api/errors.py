@@ -21,11 +21,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from worker.compressor.errors import CompactionError, InvalidTranscriptError
 from worker.store.errors import (
+    ArchivedMessageNotFoundError,
     IdempotencyKeyReusedError,
     IntegrityViolationError,
     JobFencedError,
     JobNotFoundError,
     OpenJobExistsError,
+    RevertRefusedError,
     SessionNotFoundError,
     StoreError,
     VersionConflictError,
@@ -38,9 +40,11 @@ PROBLEM_JSON = "application/problem+json"
 ERROR_STATUS: dict[type[Exception], tuple[int, str]] = {
     SessionNotFoundError: (404, "session-not-found"),
     JobNotFoundError: (404, "job-not-found"),
+    ArchivedMessageNotFoundError: (404, "archived-message-not-found"),
     VersionConflictError: (412, "version-conflict"),
     OpenJobExistsError: (409, "job-already-open"),
     JobFencedError: (409, "job-fenced"),
+    RevertRefusedError: (409, "revert-refused"),
     IdempotencyKeyReusedError: (422, "idempotency-key-reused"),
     IntegrityViolationError: (409, "constraint-violated"),
     StoreError: (500, "store-error"),
@@ -103,7 +107,7 @@ def _extra_for(exc: Exception) -> tuple[dict[str, str], dict[str, Any]]:
     if isinstance(exc, VersionConflictError):
         headers = {} if exc.current_version is None else {"ETag": f'"{exc.current_version}"'}
         return headers, {"current_version": exc.current_version}
-    if isinstance(exc, OpenJobExistsError):
+    if isinstance(exc, (OpenJobExistsError, RevertRefusedError)):
         return {}, {"job_id": exc.job_id}
     return {}, {}
 
