@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import secrets
@@ -55,15 +56,77 @@ def stack_file(settings: Settings) -> Path:
     return settings.var_dir / "stack.json"
 
 
-def embedded_redis_url(settings: Settings) -> str | None:
-    """The Redis URL of the ``compaction up`` running from this directory, if one is."""
+@dataclass(frozen=True, slots=True)
+class RunningStack:
+    """What the stack file of a running ``compaction up`` says."""
+
+    pid: int
+    redis_url: str | None
+    api: str | None  # base URL of its API
+    flower: str | None
+
+    def describe(self) -> str:
+        named = (("API", self.api), ("Flower", self.flower), ("Redis", self.redis_url))
+        urls = [f"{name} {url}" for name, url in named if url]
+        return f"pid {self.pid}: {', '.join(urls)}" if urls else f"pid {self.pid}"
+
+
+def running_stack(settings: Settings) -> RunningStack | None:
+    """The ``compaction up`` running from this directory (its var/), once it is ready."""
     try:
         info = json.loads(stack_file(settings).read_text())
-        os.kill(int(info["pid"]), 0)  # still running?
+        pid = int(info["pid"])
+        os.kill(pid, 0)  # still running?
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    url = info.get("redis_url")
-    return url if isinstance(url, str) else None
+
+    def text(key: str) -> str | None:
+        value = info.get(key)
+        return value if isinstance(value, str) else None
+
+    return RunningStack(pid, text("redis_url"), text("api"), text("flower"))
+
+
+def embedded_redis_url(settings: Settings) -> str | None:
+    """The Redis URL of the ``compaction up`` running from this directory, if one is."""
+    stack = running_stack(settings)
+    return stack.redis_url if stack is not None else None
+
+
+@contextlib.contextmanager
+def claim_directory(settings: Settings) -> Iterator[None]:
+    """Be the only ``compaction up`` of this var/ while the block runs, or raise ``LaunchError``.
+
+    A second one would share the SQLite file, Redis's append-only file and beat's schedule
+    (two beats queue every sweep twice), and remove the first one's stack file when it stopped.
+    The kernel drops the lock when we exit, however we exit, so a crash leaves nothing to clean.
+    """
+    settings.var_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(settings.var_dir / "stack.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LaunchError(_already_running(settings, fd)) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)
+
+
+def _already_running(settings: Settings, lock_fd: int) -> str:
+    stack = running_stack(settings)
+    if stack is not None:
+        running = stack.describe()
+    else:  # still starting: only the lock file names it yet
+        pid = os.pread(lock_fd, 32, 0).decode(errors="replace").strip()
+        running = f"pid {pid}, still starting" if pid.isdigit() else "still starting"
+    return (
+        f"another `compaction up` is running from {settings.var_dir.resolve()}/ ({running}); "
+        "stop it first, or start this one from another directory (or with its own "
+        "COMPACTION_VAR_DIR)"
+    )
 
 
 def check_port_free(host: str, port: int, variable: str) -> None:
@@ -144,7 +207,7 @@ class Launcher:
 
     def run(self) -> int:
         """Start everything, supervise, stop everything. The exit status for the CLI."""
-        with _stop_on_signals(self._stop):
+        with _stop_on_signals(self._stop), claim_directory(self.settings):
             try:
                 self._prepare()
                 self._start_children()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import redis
@@ -21,7 +21,9 @@ from worker import hygiene, keys, metrics
 from worker.cooldowns import active_cooldown, endpoint_id
 from worker.enqueue import enqueue_job
 from worker.runtime import Runtime
+from worker.settings import Settings
 from worker.store import idempotency, jobs
+from worker.store.db import Database
 from worker.store.errors import JobFencedError, OpenJobExistsError
 from worker.store.models import SessionRow
 from worker.store.sessions import effective_tokens
@@ -43,39 +45,63 @@ def sweep_idle_sessions(
     rt: Runtime, *, dry_run: bool = False, now: datetime | None = None
 ) -> list[SweepPick]:
     """Queue ``trigger="sweep"`` jobs for idle, large sessions (at most one batch); the picks."""
-    s = rt.settings
-    candidates = jobs.idle_sessions(
-        rt.db,
-        idle_for=timedelta(hours=s.sweep_idle_hours),
-        min_utilization=s.sweep_threshold,
-        limit=s.sweep_batch_limit,
-        now=now,
-    )
-    picks = []
-    for session in candidates:
-        decision = _sweep_decision(rt, session, now=now)
-        if decision is None:
-            continue
-        job_id = None if dry_run else _create_and_enqueue(rt, session.id)
-        if dry_run or job_id is not None:
-            tokens = effective_tokens(session)
-            idle_since = session.last_activity_at
-            picks.append(
-                SweepPick(session.id, tokens, decision.threshold_tokens, idle_since, job_id)
-            )
+    found, candidates = _pick(rt.db, rt.settings, rt.redis, now=now)
+    picks = found
     if not dry_run:
-        metrics.swept(candidates=len(candidates), queued=len(picks))
-    log.info("idle sweep: %d of %d candidates %s", len(picks), len(candidates),
+        queued = ((p, _create_and_enqueue(rt, p.session_id)) for p in found)
+        picks = [replace(p, job_id=job_id) for p, job_id in queued if job_id]
+        metrics.swept(candidates=candidates, queued=len(picks))
+    log.info("idle sweep: %d of %d candidates %s", len(picks), candidates,
              "would be queued" if dry_run else "queued")  # fmt: skip
     return picks
 
 
+def preview_idle_sessions(
+    db: Database,
+    settings: Settings,
+    *,
+    redis_client: redis.Redis | None,
+    now: datetime | None = None,
+) -> list[SweepPick]:
+    """What a sweep would queue now, changing nothing. Without ``redis_client`` the cooldowns
+    (which live there) are not checked: a session on cooldown is listed too."""
+    return _pick(db, settings, redis_client, now=now)[0]
+
+
+def _pick(
+    db: Database, settings: Settings, redis_client: redis.Redis | None, *, now: datetime | None
+) -> tuple[list[SweepPick], int]:
+    """The sessions the sweep's hygiene decision says to compact, and how many were idle."""
+    candidates = jobs.idle_sessions(
+        db,
+        idle_for=timedelta(hours=settings.sweep_idle_hours),
+        min_utilization=settings.sweep_threshold,
+        limit=settings.sweep_batch_limit,
+        now=now,
+    )
+    picks = []
+    for session in candidates:
+        decision = _sweep_decision(db, settings, redis_client, session, now=now)
+        if decision is not None:
+            tokens = effective_tokens(session)
+            picks.append(SweepPick(session.id, tokens, decision.threshold_tokens,
+                                   session.last_activity_at, job_id=None))  # fmt: skip
+    return picks, len(candidates)
+
+
 def _sweep_decision(
-    rt: Runtime, session: SessionRow, *, now: datetime | None
+    db: Database,
+    s: Settings,
+    redis_client: redis.Redis | None,
+    session: SessionRow,
+    *,
+    now: datetime | None,
 ) -> hygiene.Decision | None:
     """The hygiene decision at the sweep's threshold, when it says enqueue."""
-    s = rt.settings
-    state = jobs.hygiene_state(rt.db, session_id=session.id, now=now)
+    state = jobs.hygiene_state(db, session_id=session.id, now=now)
+    cooldown = None
+    if redis_client is not None:
+        cooldown = active_cooldown(redis_client, session_id=session.id, endpoint=endpoint_id(s))
     decision = hygiene.decide(
         tokens=effective_tokens(state.session),
         context_length=state.session.context_length,
@@ -83,7 +109,7 @@ def _sweep_decision(
         active_messages=state.session.message_count,
         min_messages=s.min_messages,
         open_job_id=state.open_job_id,
-        cooldown=active_cooldown(rt.redis, session_id=session.id, endpoint=endpoint_id(s)),
+        cooldown=cooldown,
         ineffective_count=state.session.ineffective_count,
         thrash_until_tokens=state.session.thrash_until_tokens,
         thrash_strikes=s.thrash_strikes,

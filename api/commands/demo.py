@@ -24,7 +24,12 @@ FINISHED = ("succeeded", "skipped", "aborted", "failed")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--url", default=None, help="API base URL; default the local stack's")
+    parser.add_argument(
+        "--url",
+        default=None,
+        help="API base URL; default: COMPACTION_API_HOST/PORT when set, else the `compaction up` "
+        "running here, else http://127.0.0.1:8000",
+    )
     parser.add_argument("--session-id", default=None, help="default: demo-<random>")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the job")
 
@@ -36,22 +41,28 @@ def load_sample() -> dict[str, Any]:
     return sample
 
 
-def api_client(settings: Settings, url: str | None) -> httpx.Client:
+def api_client(settings: Settings, base_url: str) -> httpx.Client:
     headers = {}
     if settings.api_token is not None:
         headers["Authorization"] = f"Bearer {settings.api_token.get_secret_value()}"
-    base = url or f"http://{settings.api_host}:{settings.api_port}"
-    return httpx.Client(base_url=base, headers=headers, timeout=60.0)
+    return httpx.Client(base_url=base_url, headers=headers, timeout=60.0)
 
 
 def run(args: argparse.Namespace) -> int:
+    from api.commands.locate import api_base_url
+
     settings = get_settings()
+    base_url = api_base_url(settings, args.url)  # the stack running here, on its own port
     session_id = args.session_id or f"demo-{uuid.uuid4().hex[:8]}"
     try:
-        with api_client(settings, args.url) as client:
+        with api_client(settings, base_url) as client:
             return demo(client, session_id, timeout_s=args.timeout)
     except httpx.HTTPError as exc:
-        print(f"compaction demo: cannot reach the API ({exc}); is `compaction up` running?")
+        print(
+            f"compaction demo: cannot reach the API at {base_url} ({exc}); is `compaction up` "
+            "running in this directory?",
+            file=sys.stderr,
+        )
         return 2
 
 

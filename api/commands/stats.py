@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import timedelta
 
 from worker.store.stats import JobStats, Percentiles
@@ -20,14 +21,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from api.commands.locate import database_problem, existing_database
+    from worker.errors import LaunchError
     from worker.settings import get_settings
     from worker.store.db import Database
     from worker.store.models import utcnow
     from worker.store.stats import job_stats
 
-    db = Database(get_settings().database_url)
+    try:
+        url = existing_database(get_settings())
+    except LaunchError as exc:
+        print(f"compaction stats: {exc}", file=sys.stderr)
+        return 2
+    db = Database(url)
     try:
         stats = job_stats(db, since=utcnow() - timedelta(hours=args.since))
+    except SQLAlchemyError as exc:
+        shown = make_url(url).render_as_string(hide_password=True)
+        print(f"compaction stats: cannot read the jobs in {shown}: {database_problem(exc)}",
+              file=sys.stderr)  # fmt: skip
+        return 1
     finally:
         db.dispose()
     print(json.dumps(stats.to_dict(), indent=2) if args.json else render(stats, args.since))
