@@ -176,3 +176,18 @@ def test_a_second_up_in_the_same_directory_is_refused(up: Up) -> None:
     assert json.loads((up.cwd / "var" / "stack.json").read_text())["pid"] == up.process.pid
     assert httpx.get(f"{up.api}/readyz", timeout=10).status_code == 200
     assert up.process.poll() is None
+
+
+def test_an_up_that_is_still_starting_keeps_a_second_one_out(tmp_path: Path) -> None:
+    # Until its banner, a starting `up` has no stack.json yet: the lock alone names it.
+    from worker.launcher import claim_directory
+    from worker.settings import Settings
+
+    with claim_directory(Settings(var_dir=tmp_path / "var")):
+        done = subprocess.run(
+            compaction("up"), cwd=tmp_path, env=bare_env(), capture_output=True, text=True,
+            timeout=60, check=False,
+        )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stdout + done.stderr
+    assert f"(pid {os.getpid()}, still starting)" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "var").iterdir()) == ["stack.lock"]
