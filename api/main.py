@@ -22,7 +22,7 @@ from api.limits import BodyLimitMiddleware
 from api.metrics import ApiMetrics, RequestMetricsMiddleware
 from api.request_context import RequestContextMiddleware
 from api.openapi import DocumentedApi
-from api.routes import callbacks, health, jobs, sessions
+from api.routes import archive, callbacks, health, jobs, lifecycle, sessions, tools
 from worker import encodings
 from worker.celery_app import make_celery
 from worker.runtime import API_REDIS, redis_client
@@ -92,7 +92,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_docs(app)
     app.include_router(health.router)
     app.include_router(sessions.router)
+    app.include_router(archive.router)
+    app.include_router(lifecycle.router)
     app.include_router(jobs.router)
+    app.include_router(tools.router)
     app.webhooks.include_router(callbacks.router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     # Outside the body limit: an unauthenticated caller's body is never read.

@@ -190,19 +190,6 @@ class MessagesOut(BaseModel):
     messages: list[dict[str, Any]]
 
 
-class ArchivedMessageOut(BaseModel):
-    seq: int
-    generation: int
-    archived_by_job: str | None
-    archived_at: str | None
-    message: dict[str, Any]
-
-
-class ArchiveOut(BaseModel):
-    session_id: str
-    messages: list[ArchivedMessageOut]
-
-
 class JobPage(BaseModel):
     jobs: list[JobOut]
     next_before: str | None  # pass as ?before= for the next (older) page

@@ -16,8 +16,6 @@ from api.ingest import HygieneReply
 from api.openapi import ETAG, RETRY_AFTER, UNAVAILABLE, V1_RESPONSES, header, problem
 from api.schemas import (
     AppendIn,
-    ArchivedMessageOut,
-    ArchiveOut,
     CompactAccepted,
     CompactIn,
     JobTelemetry,
@@ -254,27 +252,3 @@ def get_messages(session_id: SessionId, context: Context, response: Response) ->
     row, active = sessions.session_transcript(context.db, session_id=session_id)
     _etag(response, row.version)
     return MessagesOut(version=row.version, messages=[m.message for m in active])
-
-
-@router.get(
-    "/{session_id}/archive",
-    operation_id="getArchive",
-    response_model=ArchiveOut,
-    responses={404: NOT_FOUND},
-)
-def get_archive(session_id: SessionId, context: Context) -> ArchiveOut:
-    """Every message ever replaced, with its generation; nothing is deleted."""
-    archived = sessions.archived_messages(context.db, session_id=session_id)
-    return ArchiveOut(
-        session_id=session_id,
-        messages=[
-            ArchivedMessageOut(
-                seq=m.seq,
-                generation=m.generation,
-                archived_by_job=m.archived_by_job,
-                archived_at=m.archived_at.isoformat() if m.archived_at else None,
-                message=m.message,
-            )
-            for m in archived
-        ],
-    )

@@ -199,7 +199,7 @@ def test_malformed_requests(limited_api: Api) -> None:
     assert r.status_code == 422 and "limit" in r.json()["detail"]
     r = client.post("/v1/sessions/s1/compact", json={"force": "very"})
     assert r.status_code == 422 and "force" in r.json()["detail"]
-    r = client.delete("/v1/sessions/s1")
+    r = client.patch("/v1/sessions/s1", json={})
     assert r.status_code == 405 and r.headers["content-type"] == "application/problem+json"
     assert dump(limited_api.settings.database_url) == before
 

@@ -23,7 +23,7 @@ from pydantic import SecretStr
 
 from api.errors import PROBLEM_JSON
 from tests.api_support import TOKEN, Api, api_settings, open_api
-from tests.store_factories import make_transcript
+from tests.store_factories import compaction_of, make_transcript
 from tests.support.openapi_check import (
     HttpxRequest,
     Recorder,
@@ -52,6 +52,11 @@ OPERATION_IDS = {
     ("get", "/v1/sessions/{session_id}/messages"): "getMessages",
     ("post", "/v1/sessions/{session_id}/compact"): "compactSession",
     ("get", "/v1/sessions/{session_id}/archive"): "getArchive",
+    ("get", "/v1/sessions/{session_id}/archive/{seq}"): "getArchivedMessage",
+    ("post", "/v1/sessions/{session_id}/revert"): "revertCompaction",
+    ("delete", "/v1/sessions/{session_id}"): "deleteSession",
+    ("get", "/v1/sessions"): "listSessions",
+    ("get", "/v1/tools"): "listTools",
     ("get", "/v1/jobs/{job_id}"): "getJob",
     ("get", "/v1/jobs"): "listJobs",
 }
@@ -138,7 +143,32 @@ def drive_successes(api: Api) -> str:
     assert c.get("/v1/sessions/s2", headers=AUTH).json()["last_job"]["id"] == job_id
     assert c.get(f"/v1/jobs/{job_id}", headers=AUTH).status_code == 200
     assert c.get("/v1/jobs", params={"session_id": "s2", "limit": 1}, headers=AUTH).json()["jobs"]
+    drive_archive_successes(api, manual.json()["job_id"])
     return str(job_id)
+
+
+def drive_archive_successes(api: Api, manual_job: str) -> None:
+    """Search, a hit in full, a page with a cursor, a revert, a delete, the list, the tools."""
+    c = api.client
+    search = c.get("/v1/sessions/s1/archive", params={"q": "question 1", "limit": 1}, headers=AUTH)
+    assert search.json()["hits"] and search.json()["next_cursor"], search.text
+    assert c.get("/v1/sessions/s1/archive/1", headers=AUTH).status_code == 200
+    page = c.get("/v1/sessions/s1/archive", params={"limit": 2, "cursor": "1"}, headers=AUTH)
+    assert page.json()["next_cursor"] == "3", page.text
+    db = Database(api.settings.database_url)
+    try:  # the manual job, run here: a compaction to revert
+        claim = jobs.claim_job(db, job_id=manual_job)
+        assert claim is not None
+        jobs.write_back(db, job_id=manual_job, attempt=claim.attempt, result=compaction_of(claim))
+    finally:
+        db.dispose()
+    revert = c.post("/v1/sessions/s1/revert", json={"job_id": manual_job}, headers=AUTH)
+    assert revert.status_code == 200, revert.text
+    assert c.put("/v1/sessions/gone", json=snapshot(), headers=AUTH).status_code == 200
+    assert c.delete("/v1/sessions/gone", headers=AUTH | {"If-Match": '"1"'}).status_code == 204
+    listed = c.get("/v1/sessions", params={"limit": 1, "model": "gpt-4"}, headers=AUTH)
+    assert listed.json()["next_cursor"] == "s1", listed.text
+    assert c.get("/v1/tools", headers=AUTH).json()["tools"][0]["function"]["name"] == "recall"
 
 
 def every_v1_request(session: str, job_id: str) -> list[tuple[str, str, dict[str, Any] | None]]:
@@ -152,19 +182,30 @@ def every_v1_request(session: str, job_id: str) -> list[tuple[str, str, dict[str
         ("GET", f"/v1/sessions/{session}/archive", None),
         ("GET", f"/v1/jobs/{job_id}", None),
         ("GET", "/v1/jobs", None),
+        ("GET", f"/v1/sessions/{session}/archive/1", None),
+        ("POST", f"/v1/sessions/{session}/revert", {"job_id": job_id}),
+        ("DELETE", f"/v1/sessions/{session}", None),
+        ("GET", "/v1/sessions", None),
     ]
 
 
 def drive_refusals(api: Api, job_id: str) -> None:
     """4xx answers: 400, 401, 404, 409, 412, 413, 415, 422."""
     c = api.client
-    for method, path, body in every_v1_request("s1", job_id):
+    for method, path, body in [*every_v1_request("s1", job_id), ("GET", "/v1/tools", None)]:
         r = c.request(method, path, json=body)  # no token
         assert r.status_code == 401, (path, r.text)
-    for method, path, body in every_v1_request("nope", "no-such-job")[1:7]:
-        r = c.request(method, path, json=body, headers=AUTH)
-        assert r.status_code == 404, (path, r.text)
+    for method, path, body in every_v1_request("nope", "no-such-job")[1:11]:
+        if path != "/v1/jobs":
+            r = c.request(method, path, json=body, headers=AUTH)
+            assert r.status_code == 404, (path, r.text)
     assert c.post("/v1/sessions/s2/compact", json={}, headers=AUTH).status_code == 409
+    for method, path, body in every_v1_request("s2", job_id)[9:11]:  # revert, delete
+        r = c.request(method, path, json=body, headers=AUTH)
+        assert r.status_code == 409 and r.json()["job_id"] == job_id, (path, r.text)
+        for headers, status in [({"If-Match": "three"}, 400), ({"If-Match": '"99"'}, 412)]:
+            r = c.request(method, path, json=body, headers=AUTH | headers)
+            assert r.status_code == status, (path, headers, r.text)
     writes = [("PUT", "/v1/sessions/s1", snapshot()), ("POST", "/v1/sessions/s1/messages", APPEND)]
     too_many = {"messages": make_transcript(MAX_MESSAGES)}
     for method, path, body in writes:
@@ -200,9 +241,11 @@ def drive_invalid(api: Api) -> None:
     ]
     for method, path, body in bad_bodies:
         assert c.request(method, path, json=body, headers=AUTH).status_code == 422, path
-    for method, path, body in every_v1_request(long_id, long_id)[:7]:
-        assert c.request(method, path, json=body, headers=AUTH).status_code == 422, path
+    for method, path, body in every_v1_request(long_id, long_id)[:11]:
+        if path != "/v1/jobs":
+            assert c.request(method, path, json=body, headers=AUTH).status_code == 422, path
     assert c.get("/v1/jobs", params={"limit": 0}, headers=AUTH).status_code == 422
+    assert c.get("/v1/sessions", params={"limit": 0}, headers=AUTH).status_code == 422
 
 
 def drive_unavailable(
