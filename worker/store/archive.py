@@ -40,6 +40,14 @@ MAX_SCANNED = 5_000  # candidates a search checks in Python, per request
 _BATCH = 500
 
 _fts = table("archive_fts", column("rowid", BigInteger))
+_STORED = (  # StoredMessage's fields, in order
+    MessageRow.seq,
+    MessageRow.data,
+    MessageRow.tokens,
+    MessageRow.generation,
+    MessageRow.archived_by_job,
+    MessageRow.archived_at,
+)
 _HitRows: TypeAlias = Select[int, str, str | None, str, int, str | None, datetime | None]
 
 
@@ -84,7 +92,7 @@ def archive_page(
     with db.read() as s:
         _require_session(s, session_id)
         query = (
-            select(MessageRow)
+            select(*_STORED)  # columns, not ORM objects: a page may hold hundreds
             .where(
                 MessageRow.session_id == session_id,
                 MessageRow.active.is_(False),
@@ -94,7 +102,7 @@ def archive_page(
             .order_by(MessageRow.seq)
             .limit(limit + 1)
         )
-        rows = [_stored(m) for m in s.scalars(query)]
+        rows = [StoredMessage(*row) for row in s.execute(query)]
     more = len(rows) > limit
     rows = rows[:limit]
     return ArchivePage(rows, rows[-1].seq if more else None)
@@ -169,9 +177,10 @@ def _collect(
     the end, or ``MAX_SCANNED`` candidates checked in Python."""
     exact = not query.short  # the database matched every term: no candidate needs a check
     hits: list[SearchHit] = []
-    cursor, scanned = before_seq, 0
+    cursor, scanned, batch_size = before_seq, 0, min(2 * (limit + 1), _BATCH)
     while True:
-        want = limit + 1 - len(hits) if exact else _BATCH
+        want = limit + 1 - len(hits) if exact else batch_size
+        batch_size = min(2 * batch_size, _BATCH)  # a rare short term: larger batches next
         batch = candidates.below(cursor, want)
         scanned += len(batch)
         hits += [_hit(row, query) for row in batch if exact or query.matches(row.body)]
