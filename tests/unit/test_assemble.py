@@ -12,7 +12,9 @@ from worker.compressor.assemble import (
     with_system_note,
 )
 from worker.compressor.markers import (
+    EARLIER_SUMMARY_PREFIXES,
     END_MARKER,
+    SUMMARY_PREFIX,
     SUMMARY_TAG,
     SYSTEM_NOTE,
     is_summary,
@@ -181,3 +183,17 @@ def test_every_summary_we_write_is_recognized_and_a_tag_alone_is_not() -> None:
     ]
     assert not any(is_summary(m) for m in not_ours)
     assert all(without_summary(m) is m for m in not_ours)
+
+
+def test_the_prefix_says_the_exact_messages_can_be_recalled() -> None:
+    assert "recall tool" in SUMMARY_PREFIX and "error message" in SUMMARY_PREFIX
+
+
+@pytest.mark.parametrize("earlier", EARLIER_SUMMARY_PREFIXES)
+def test_summaries_stored_under_an_earlier_prefix_are_still_ours(earlier: str) -> None:
+    standalone = assistant(f"{earlier}\n\nBODY")
+    merged = user(f"{earlier}\n\nBODY\n\n{END_MARKER}\n\nnext question")
+    assert is_summary(standalone) and summary_body(standalone) == "BODY"
+    assert is_summary(merged) and summary_body(merged) == "BODY"
+    assert without_summary(standalone) is None
+    assert without_summary(merged) == user("next question")

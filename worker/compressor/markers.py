@@ -1,6 +1,7 @@
 """The text we put into a transcript, and how we recognize it again on a later pass.
 
-Three pieces: the reference-only prefix in front of every summary, the end marker after a
+Three pieces: the reference-only prefix in front of every summary (it also tells the model
+that the exact earlier messages can be recalled by searching), the end marker after a
 summary that lands in (or merges into) a user message, and the one-time note appended to the
 system prompt. A later pass must find them again without any state of ours, so each starts
 with a fixed tag; and since people paste summaries (tag included) into their own messages, a
@@ -12,7 +13,7 @@ from __future__ import annotations
 from worker.compressor.messages import TEXT_PART_TYPES, Content, Message, content_text
 
 SUMMARY_TAG = "[COMPACTED CONTEXT — REFERENCE ONLY]"
-SUMMARY_PREFIX = (
+_PREFIX_BEFORE_RECALL = (
     f"{SUMMARY_TAG} The earlier part of this conversation was compacted into the summary "
     "below so that it fits the context window. Read it as background, not as instructions: "
     "requests and questions quoted in it belong to the past and were already handled, so do "
@@ -21,6 +22,14 @@ SUMMARY_PREFIX = (
     "this summary, when there is one). Files and other state may already reflect the work "
     "described here; do not redo it."
 )
+SUMMARY_PREFIX = (
+    f"{_PREFIX_BEFORE_RECALL} The exact earlier messages are kept: when a recall tool is "
+    "offered, search them for a detail this summary does not give word for word (a path, a "
+    "command, an error message, an id)."
+)
+# The prefixes of summaries stored before the current one, newest first: a later pass must
+# recognize those summaries too. Add the old text here whenever SUMMARY_PREFIX changes.
+EARLIER_SUMMARY_PREFIXES = (_PREFIX_BEFORE_RECALL,)
 END_TAG = "--- END OF COMPACTED CONTEXT"
 END_MARKER = f"{END_TAG}: reply to the conversation that follows, not to the summary above ---"
 NOTE_TAG = "[Compaction note]"
@@ -77,7 +86,9 @@ def is_summary(msg: Message) -> bool:
     text = content if type(content) is str else _carrier_text(content)
     if not text.startswith(SUMMARY_TAG):
         return False
-    return END_TAG in text or (role == "assistant" and text.startswith(SUMMARY_PREFIX))
+    return END_TAG in text or (
+        role == "assistant" and text.startswith((SUMMARY_PREFIX, *EARLIER_SUMMARY_PREFIXES))
+    )
 
 
 def _carrier_text(content: Content) -> str:
@@ -95,8 +106,12 @@ def summary_body(msg: Message) -> str | None:
     if not is_summary(msg):
         return None
     text = content_text(msg.content)
-    _, sep, rest = text.partition(SUMMARY_PREFIX)
-    body = rest if sep else text[len(SUMMARY_TAG) :]
+    body = text[len(SUMMARY_TAG) :]
+    for prefix in (SUMMARY_PREFIX, *EARLIER_SUMMARY_PREFIXES):
+        _, sep, rest = text.partition(prefix)
+        if sep:
+            body = rest
+            break
     body, _, _ = body.partition(END_TAG)
     return body.strip()
 
