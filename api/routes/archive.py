@@ -36,7 +36,7 @@ def parse_cursor(
         ),
     ] = None,
 ) -> int | None:
-    if cursor is None:
+    if not cursor:  # absent, or sent empty: the first page
         return None
     if not cursor.isascii() or not cursor.isdigit():
         raise ApiProblem(
