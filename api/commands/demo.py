@@ -1,26 +1,27 @@
 """``compaction demo``: post the bundled long session to a running stack and follow its job.
 
-What a newcomer runs second, after ``compaction up``: it uses only the public HTTP API, so it
-also works against a deployed service (``--url``, and ``COMPACTION_API_TOKEN`` when set).
+What a newcomer runs second, after ``compaction up``: it uses only the public HTTP API, through
+the package's client (``api.client``), so it also works against a deployed service (``--url``,
+and ``COMPACTION_API_TOKEN`` when set).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import sys
 import time
 import uuid
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
-import httpx
-
+from api.client import CompactionClient, Job, ProblemError, RetryPolicy, ServiceUnreachableError
 from worker.settings import Settings, get_settings
 
 HELP = "post a long sample session to a running stack and follow its job"
-FINISHED = ("succeeded", "skipped", "aborted", "failed")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,11 +42,11 @@ def load_sample() -> dict[str, Any]:
     return sample
 
 
-def api_client(settings: Settings, base_url: str) -> httpx.Client:
-    headers = {}
-    if settings.api_token is not None:
-        headers["Authorization"] = f"Bearer {settings.api_token.get_secret_value()}"
-    return httpx.Client(base_url=base_url, headers=headers, timeout=60.0)
+def api_client(settings: Settings, base_url: str) -> CompactionClient:
+    token = settings.api_token.get_secret_value() if settings.api_token is not None else None
+    # Two tries: a write is safe to repeat (same Idempotency-Key), and a stack that is not
+    # running should be said so quickly.
+    return CompactionClient(base_url, token=token, timeout_s=60.0, retry=RetryPolicy(attempts=2))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,28 +58,37 @@ def run(args: argparse.Namespace) -> int:
     try:
         with api_client(settings, base_url) as client:
             return demo(client, session_id, timeout_s=args.timeout)
-    except httpx.HTTPError as exc:
+    except ServiceUnreachableError as exc:
         print(
             f"compaction demo: cannot reach the API at {base_url} ({exc}); is `compaction up` "
             "running in this directory?",
             file=sys.stderr,
         )
         return 2
+    except ProblemError as exc:
+        print(
+            f"compaction demo: {exc.method} {exc.url} -> {exc.status}: {exc.detail}",
+            file=sys.stderr,
+        )
+        return 1
 
 
-def demo(client: httpx.Client, session_id: str, *, timeout_s: float) -> int:
+def demo(client: CompactionClient, session_id: str, *, timeout_s: float) -> int:
     sample = load_sample()
-    answer = put_session(client, session_id, sample)
-    job_id = answer["hygiene"].get("job_id")
-    print(
-        f"posted {session_id}: {len(sample['messages'])} messages, {answer['tokens']:,} tokens, "
-        f"{answer['utilization']:.0%} of a {sample['context_length']:,}-token window "
-        f"-> {answer['hygiene']['decision']}"
+    answer = client.put_session(
+        session_id,
+        model=sample["model"],
+        context_length=sample["context_length"],
+        messages=sample["messages"],
     )
+    print(
+        f"posted {session_id}: {len(sample['messages'])} messages, {answer.tokens:,} tokens, "
+        f"{answer.utilization:.0%} of a {sample['context_length']:,}-token window "
+        f"-> {answer.hygiene.decision}"
+    )
+    job_id = answer.hygiene.job_id
     if job_id is None:  # e.g. a reused session id on cooldown: ask for it explicitly
-        job_id = expect(client.post(f"/v1/sessions/{session_id}/compact", json={"force": True}))[
-            "job_id"
-        ]
+        job_id = client.compact(session_id, force=True).job_id
         print("queued a manual compaction instead")
     print(f"following job {job_id}")
     job = follow(client, job_id, timeout_s=timeout_s)
@@ -86,45 +96,39 @@ def demo(client: httpx.Client, session_id: str, *, timeout_s: float) -> int:
         print(f"job {job_id} did not finish in {timeout_s:.0f}s")
         return 1
     show(client, session_id, job)
-    return 0 if job["status"] == "succeeded" else 1
+    return 0 if job.status == "succeeded" else 1
 
 
-def put_session(client: httpx.Client, session_id: str, sample: dict[str, Any]) -> dict[str, Any]:
-    body = {k: sample[k] for k in ("model", "context_length", "messages")}
-    return expect(client.put(f"/v1/sessions/{session_id}", json=body))
-
-
-def follow(client: httpx.Client, job_id: str, *, timeout_s: float) -> dict[str, Any] | None:
+def follow(client: CompactionClient, job_id: str, *, timeout_s: float) -> Job | None:
+    """The job once finished, printing each status it passes through; None on timeout."""
     deadline, last = time.monotonic() + timeout_s, None
     while time.monotonic() < deadline:
-        job = expect(client.get(f"/v1/jobs/{job_id}"))
-        if job["status"] != last:
-            print(f"  {job['status']}")
-            last = job["status"]
-        if job["status"] in FINISHED:
+        job = client.get_job(job_id)
+        if job.status != last:
+            print(f"  {job.status}")
+            last = job.status
+        if job.finished:
             return job
         time.sleep(0.5)
     return None
 
 
-def show(client: httpx.Client, session_id: str, job: dict[str, Any]) -> None:
-    before, after = job.get("tokens_before"), job.get("tokens_after")
-    if before is not None and after is not None:
+def show(client: CompactionClient, session_id: str, job: Job) -> None:
+    if job.tokens_before is not None and job.tokens_after is not None:
         print(
-            f"before: {before:,} tokens in {job.get('messages_before')} messages\n"
-            f"after:  {after:,} tokens in {job.get('messages_after')} messages "
-            f"({job.get('savings_pct') or 0:.1f}% saved)"
+            f"before: {job.tokens_before:,} tokens in {job.messages_before} messages\n"
+            f"after:  {job.tokens_after:,} tokens in {job.messages_after} messages "
+            f"({job.savings_pct or 0:.1f}% saved)"
         )
     print("telemetry:")
-    print(json.dumps(job, indent=2, sort_keys=True, default=str))
-    base = str(client.base_url).rstrip("/")
+    print(json.dumps(telemetry(job), indent=2, sort_keys=True))
+    base = client.base_url
     print(f"compacted transcript: GET {base}/v1/sessions/{session_id}/messages")
     print(f"originals:            GET {base}/v1/sessions/{session_id}/archive")
 
 
-def expect(response: httpx.Response) -> dict[str, Any]:
-    if response.is_error:
-        sys.exit(f"compaction demo: {response.request.method} {response.url} -> "
-                 f"{response.status_code}: {response.text[:500]}")  # fmt: skip
-    body: dict[str, Any] = response.json()
-    return body
+def telemetry(job: Job) -> dict[str, Any]:
+    """The job as the API sent it (times back in ISO 8601)."""
+    fields = {f.name: getattr(job, f.name) for f in dataclasses.fields(job) if f.name != "extra"}
+    out = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in fields.items()}
+    return out | dict(job.extra)
