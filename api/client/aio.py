@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -15,7 +16,18 @@ import httpx
 from api.client import calls
 from api.client.calls import RetryPolicy
 from api.client.errors import CompactionClientError, JobWaitTimeoutError
-from api.client.models import CompactAccepted, HygieneAnswer, Job, Message, Session, Transcript
+from api.client.models import (
+    ArchivedAround,
+    ArchivePage,
+    CompactAccepted,
+    HygieneAnswer,
+    Job,
+    Message,
+    Reverted,
+    Session,
+    SessionPage,
+    Transcript,
+)
 from api.client.sync import DEFAULT_BASE_URL, default_headers
 
 T = TypeVar("T")
@@ -116,13 +128,102 @@ class AsyncCompactionClient:
                 raise JobWaitTimeoutError(job, timeout_s)
             await anyio.sleep(min(poll_interval_s, remaining))
 
+    async def get_archive(
+        self,
+        session_id: str,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+        generation: int | None = None,
+        job_id: str | None = None,
+    ) -> ArchivePage:
+        """A page of the session's archived messages, oldest first; pass ``next_cursor`` as
+        ``cursor`` for the next one."""
+        return await self._send(
+            calls.get_archive(
+                session_id, q=None, cursor=cursor, limit=limit, generation=generation, job_id=job_id
+            )
+        )
+
+    async def search_archive(
+        self,
+        session_id: str,
+        query: str,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+        generation: int | None = None,
+        job_id: str | None = None,
+    ) -> ArchivePage:
+        """Archived messages holding every term of ``query`` (exact strings too: paths, error
+        lines, ids), newest first, as ``hits`` with snippets."""
+        return await self._send(
+            calls.get_archive(
+                session_id,
+                q=query,
+                cursor=cursor,
+                limit=limit,
+                generation=generation,
+                job_id=job_id,
+            )
+        )
+
+    async def get_archived_message(
+        self, session_id: str, seq: int, *, before: int | None = None, after: int | None = None
+    ) -> ArchivedAround:
+        """The archived message at ``seq`` (a hit's), with neighbours archived with it."""
+        return await self._send(
+            calls.get_archived_message(session_id, seq, before=before, after=after)
+        )
+
+    async def revert(
+        self, session_id: str, job_id: str, *, if_match: int | None = None
+    ) -> Reverted:
+        """Restore what the compaction ``job_id`` replaced (a new version). ``ConflictError``
+        while a job is open or when it cannot be undone. Sent once."""
+        return await self._send(calls.revert(session_id, job_id, if_match=if_match))
+
+    async def delete(self, session_id: str, *, if_match: int | None = None) -> None:
+        """Erase the session and everything stored for it. Sent once."""
+        await self._send(calls.delete(session_id, if_match=if_match))
+
+    async def list_sessions(
+        self,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+        min_utilization: float | None = None,
+        idle_since: datetime | None = None,
+        min_compactions: int | None = None,
+        model: str | None = None,
+    ) -> SessionPage:
+        """A page of sessions in id order, filtered; pass ``next_cursor`` as ``cursor``."""
+        return await self._send(
+            calls.list_sessions(
+                cursor=cursor,
+                limit=limit,
+                min_utilization=min_utilization,
+                idle_since=idle_since,
+                min_compactions=min_compactions,
+                model=model,
+            )
+        )
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The recall tool definitions (OpenAI tools format) to hand a model."""
+        return await self._send(calls.list_tools())
+
     async def _send(self, call: calls.Call[T]) -> T:
         attempt = 0
         while True:
             attempt += 1
             try:
                 response = await self._http.request(
-                    call.method, call.path, json=call.json, headers=dict(call.headers)
+                    call.method,
+                    call.path,
+                    json=call.json,
+                    params=call.params,
+                    headers=dict(call.headers),
                 )
             except httpx.TransportError as exc:
                 wait = calls.retry_wait(self._retry, call, attempt, None)

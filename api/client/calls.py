@@ -18,6 +18,7 @@ import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -30,11 +31,15 @@ from api.client.errors import (
     retry_after_s,
 )
 from api.client.models import (
+    ArchivedAround,
+    ArchivePage,
     CompactAccepted,
     HygieneAnswer,
     Job,
     Message,
+    Reverted,
     Session,
+    SessionPage,
     Transcript,
 )
 
@@ -75,6 +80,7 @@ class Call(Generic[T]):
     json: object = None
     headers: Mapping[str, str] = field(default_factory=dict)
     retryable: bool = False  # sending it twice stores nothing twice
+    params: Mapping[str, str] | None = None  # the query string
 
     def answer(self, response: httpx.Response) -> T:
         """The typed answer, or the error the response stands for."""
@@ -126,11 +132,21 @@ def session_path(session_id: str, *tail: str) -> str:
     return "/".join(["/v1/sessions", quote(session_id, safe=""), *tail])
 
 
+def _query(**values: str | int | float | datetime | None) -> dict[str, str]:
+    """The query parameters that were given, as text (times in ISO 8601)."""
+    return {
+        name: value.isoformat() if isinstance(value, datetime) else str(value)
+        for name, value in values.items()
+        if value is not None
+    }
+
+
+def _if_match(version: int | None) -> dict[str, str]:
+    return {} if version is None else {"If-Match": f'"{version}"'}
+
+
 def _write_headers(*, idempotency_key: str, if_match: int | None) -> dict[str, str]:
-    headers = {IDEMPOTENCY_KEY: idempotency_key}
-    if if_match is not None:
-        headers["If-Match"] = f'"{if_match}"'
-    return headers
+    return {IDEMPOTENCY_KEY: idempotency_key, **_if_match(if_match)}
 
 
 def _hygiene(response: httpx.Response) -> HygieneAnswer:
@@ -216,3 +232,87 @@ def get_job(job_id: str) -> Call[Job]:
         lambda r: Job.from_json(r.json()),
         retryable=True,
     )
+
+
+def get_archive(
+    session_id: str,
+    *,
+    q: str | None,
+    cursor: str | None,
+    limit: int | None,
+    generation: int | None,
+    job_id: str | None,
+) -> Call[ArchivePage]:
+    params = _query(q=q, cursor=cursor, limit=limit, generation=generation, job_id=job_id)
+    return Call(
+        "GET",
+        session_path(session_id, "archive"),
+        lambda r: ArchivePage.from_json(r.json()),
+        retryable=True,
+        params=params,
+    )
+
+
+def get_archived_message(
+    session_id: str, seq: int, *, before: int | None, after: int | None
+) -> Call[ArchivedAround]:
+    return Call(
+        "GET",
+        session_path(session_id, "archive", str(seq)),
+        lambda r: ArchivedAround.from_json(r.json()),
+        retryable=True,
+        params=_query(before=before, after=after),
+    )
+
+
+def revert(session_id: str, job_id: str, *, if_match: int | None) -> Call[Reverted]:
+    """Not retried: a repeated revert is refused (409, already reverted), not ignored."""
+    return Call(
+        "POST",
+        session_path(session_id, "revert"),
+        lambda r: Reverted.from_json(r.json()),
+        {"job_id": job_id},
+        _if_match(if_match),
+    )
+
+
+def delete(session_id: str, *, if_match: int | None) -> Call[None]:
+    """Not retried: once erased, a repeat would answer 404 for a delete that worked."""
+    return Call("DELETE", session_path(session_id), lambda r: None, headers=_if_match(if_match))
+
+
+def list_sessions(
+    *,
+    cursor: str | None,
+    limit: int | None,
+    min_utilization: float | None,
+    idle_since: datetime | None,
+    min_compactions: int | None,
+    model: str | None,
+) -> Call[SessionPage]:
+    params = _query(
+        cursor=cursor,
+        limit=limit,
+        min_utilization=min_utilization,
+        idle_since=idle_since,
+        min_compactions=min_compactions,
+        model=model,
+    )
+    return Call(
+        "GET",
+        "/v1/sessions",
+        lambda r: SessionPage.from_json(r.json()),
+        retryable=True,
+        params=params,
+    )
+
+
+def _tools(response: httpx.Response) -> list[dict[str, Any]]:
+    tools = response.json()["tools"]
+    if not isinstance(tools, list):
+        raise UnexpectedAnswerError("tools: not a list")
+    return tools
+
+
+def list_tools() -> Call[list[dict[str, Any]]]:
+    return Call("GET", "/v1/tools", _tools, retryable=True)

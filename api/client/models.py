@@ -238,3 +238,165 @@ class CallbackEvent:
             sent_at=body["sent_at"],
             job=Job.from_json(body["job"]),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedMessage:
+    """A message a snapshot, compaction or revert replaced, kept verbatim."""
+
+    seq: int
+    generation: int  # 0: as the gateway sent it; k: written by compaction k
+    archived_by_job: str | None  # the compaction that archived it; None for a snapshot or revert
+    archived_at: datetime | None
+    message: Message
+
+    @classmethod
+    def from_json(cls, data: object) -> ArchivedMessage:
+        body = _object(data, "archived message")
+        return cls(
+            seq=body["seq"],
+            generation=body["generation"],
+            archived_by_job=body.get("archived_by_job"),
+            archived_at=_when(body.get("archived_at")),
+            message=dict(_object(body["message"], "message")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One archived message a search found; read it whole with ``get_archived_message``."""
+
+    seq: int
+    generation: int
+    role: str
+    tool_name: str | None  # the tool it calls, or whose result it is
+    snippet: str  # text around the first match, every match marked
+    archived_by_job: str | None
+    archived_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: object) -> SearchHit:
+        body = _object(data, "search hit")
+        return cls(
+            seq=body["seq"],
+            generation=body["generation"],
+            role=body["role"],
+            tool_name=body.get("tool_name"),
+            snippet=body["snippet"],
+            archived_by_job=body.get("archived_by_job"),
+            archived_at=_when(body.get("archived_at")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivePage:
+    """``GET …/archive``: a page of archived messages (oldest first), or with a query its hits
+    (newest first). ``next_cursor`` asks for the next page (None: this is the last)."""
+
+    session_id: str
+    messages: list[ArchivedMessage]
+    hits: list[SearchHit] | None  # None without a query
+    next_cursor: str | None
+
+    @classmethod
+    def from_json(cls, data: object) -> ArchivePage:
+        body = _object(data, "archive page")
+        hits = body.get("hits")
+        return cls(
+            session_id=body["session_id"],
+            messages=[ArchivedMessage.from_json(m) for m in body["messages"]],
+            hits=None if hits is None else [SearchHit.from_json(h) for h in hits],
+            next_cursor=body.get("next_cursor"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedAround:
+    """``GET …/archive/{seq}``: the message at ``seq`` and its neighbours archived with it."""
+
+    session_id: str
+    seq: int
+    messages: list[ArchivedMessage]
+
+    @classmethod
+    def from_json(cls, data: object) -> ArchivedAround:
+        body = _object(data, "archived messages")
+        return cls(
+            session_id=body["session_id"],
+            seq=body["seq"],
+            messages=[ArchivedMessage.from_json(m) for m in body["messages"]],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Reverted:
+    """``POST …/revert``: the compaction undone and the session's new version."""
+
+    session_id: str
+    job_id: str
+    version: int
+    restored: int  # messages the compaction had replaced, active again
+    archived: int  # messages the compaction wrote, archived now
+
+    @classmethod
+    def from_json(cls, data: object) -> Reverted:
+        body = _object(data, "revert answer")
+        return cls(
+            session_id=body["session_id"],
+            job_id=body["job_id"],
+            version=body["version"],
+            restored=body["restored"],
+            archived=body["archived"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One session of ``GET /v1/sessions``."""
+
+    session_id: str
+    model: str
+    context_length: int
+    version: int
+    tokens: int
+    utilization: float
+    message_count: int
+    compaction_count: int
+    last_activity_at: datetime
+    last_compacted_at: datetime | None
+    open_job_id: str | None  # the queued or running job, if any
+
+    @classmethod
+    def from_json(cls, data: object) -> SessionSummary:
+        body = _object(data, "session")
+        activity = _when(body["last_activity_at"])
+        assert activity is not None  # _when only answers None for None
+        return cls(
+            session_id=body["session_id"],
+            model=body["model"],
+            context_length=body["context_length"],
+            version=body["version"],
+            tokens=body["tokens"],
+            utilization=body["utilization"],
+            message_count=body["message_count"],
+            compaction_count=body["compaction_count"],
+            last_activity_at=activity,
+            last_compacted_at=_when(body.get("last_compacted_at")),
+            open_job_id=body.get("open_job_id"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """A page of sessions in id order; ``next_cursor`` asks for the next (None: the last)."""
+
+    sessions: list[SessionSummary]
+    next_cursor: str | None
+
+    @classmethod
+    def from_json(cls, data: object) -> SessionPage:
+        body = _object(data, "session page")
+        return cls(
+            sessions=[SessionSummary.from_json(s) for s in body["sessions"]],
+            next_cursor=body.get("next_cursor"),
+        )

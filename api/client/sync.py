@@ -5,15 +5,27 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from api.client import calls
 from api.client.calls import RetryPolicy
 from api.client.errors import CompactionClientError, JobWaitTimeoutError
-from api.client.models import CompactAccepted, HygieneAnswer, Job, Message, Session, Transcript
+from api.client.models import (
+    ArchivedAround,
+    ArchivePage,
+    CompactAccepted,
+    HygieneAnswer,
+    Job,
+    Message,
+    Reverted,
+    Session,
+    SessionPage,
+    Transcript,
+)
 
 T = TypeVar("T")
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -144,13 +156,98 @@ class CompactionClient:
                 raise JobWaitTimeoutError(job, timeout_s)
             time.sleep(min(poll_interval_s, remaining))
 
+    def get_archive(
+        self,
+        session_id: str,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+        generation: int | None = None,
+        job_id: str | None = None,
+    ) -> ArchivePage:
+        """A page of the session's archived messages, oldest first; pass ``next_cursor`` as
+        ``cursor`` for the next one."""
+        return self._send(
+            calls.get_archive(
+                session_id, q=None, cursor=cursor, limit=limit, generation=generation, job_id=job_id
+            )
+        )
+
+    def search_archive(
+        self,
+        session_id: str,
+        query: str,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+        generation: int | None = None,
+        job_id: str | None = None,
+    ) -> ArchivePage:
+        """Archived messages holding every term of ``query`` (exact strings too: paths, error
+        lines, ids), newest first, as ``hits`` with snippets."""
+        return self._send(
+            calls.get_archive(
+                session_id,
+                q=query,
+                cursor=cursor,
+                limit=limit,
+                generation=generation,
+                job_id=job_id,
+            )
+        )
+
+    def get_archived_message(
+        self, session_id: str, seq: int, *, before: int | None = None, after: int | None = None
+    ) -> ArchivedAround:
+        """The archived message at ``seq`` (a hit's), with neighbours archived with it."""
+        return self._send(calls.get_archived_message(session_id, seq, before=before, after=after))
+
+    def revert(self, session_id: str, job_id: str, *, if_match: int | None = None) -> Reverted:
+        """Restore what the compaction ``job_id`` replaced (a new version). ``ConflictError``
+        while a job is open or when it cannot be undone. Sent once."""
+        return self._send(calls.revert(session_id, job_id, if_match=if_match))
+
+    def delete(self, session_id: str, *, if_match: int | None = None) -> None:
+        """Erase the session and everything stored for it. Sent once."""
+        self._send(calls.delete(session_id, if_match=if_match))
+
+    def list_sessions(
+        self,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+        min_utilization: float | None = None,
+        idle_since: datetime | None = None,
+        min_compactions: int | None = None,
+        model: str | None = None,
+    ) -> SessionPage:
+        """A page of sessions in id order, filtered; pass ``next_cursor`` as ``cursor``."""
+        return self._send(
+            calls.list_sessions(
+                cursor=cursor,
+                limit=limit,
+                min_utilization=min_utilization,
+                idle_since=idle_since,
+                min_compactions=min_compactions,
+                model=model,
+            )
+        )
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The recall tool definitions (OpenAI tools format) to hand a model."""
+        return self._send(calls.list_tools())
+
     def _send(self, call: calls.Call[T]) -> T:
         attempt = 0
         while True:
             attempt += 1
             try:
                 response = self._http.request(
-                    call.method, call.path, json=call.json, headers=dict(call.headers)
+                    call.method,
+                    call.path,
+                    json=call.json,
+                    params=call.params,
+                    headers=dict(call.headers),
                 )
             except httpx.TransportError as exc:
                 wait = calls.retry_wait(self._retry, call, attempt, None)

@@ -1,6 +1,7 @@
 """The typed client (sync and async) against the real app on SQLite and PostgreSQL, with a
-private redis-server as its broker: typed answers, every error class, and retries that resend
-the same Idempotency-Key and never store a turn twice. The failures are real: an answer lost
+private redis-server as its broker: typed answers, every error class, retries that resend the
+same Idempotency-Key and never store a turn twice, and the archive, revert, delete and
+session-list routes (compactions run by the worker's own code in this process). The failures are real: an answer lost
 on the wire after the service stored the write, SQLite's write lock held by another
 connection, a database that is not there, a broker that is not there.
 """
@@ -35,6 +36,8 @@ from api.client import (
 from tests.api_support import TOKEN, Api, api_settings, open_api
 from tests.store_factories import make_transcript
 from tests.support.transports import AsyncWireTransport, Wire, WireTransport
+from tests.support.worker_fixtures import close_runtime, runtime_for
+from worker.compaction import run_job
 from worker.redis_server import free_port
 from worker.settings import Settings
 
@@ -390,3 +393,123 @@ def test_the_async_client_retries_a_lost_answer_with_the_same_key(settings: Sett
     posts = [e for e in wire.exchanges if e.method == "POST"]
     assert [e.status for e in posts] == [None, None, 202]
     assert len({e.idempotency_key for e in posts}) == 1
+
+
+# --- the archive, revert, delete, the session list ---------------------------------------------
+
+ERROR_LINE = "E   KeyError: 'session_id' in src/app/views.py:41"
+
+
+def archived_once(queue: CompactionClient, session_id: str = "s1") -> None:
+    """A transcript holding an error line, then replaced by a snapshot: the first is archived."""
+    first = [user("run the tests"), {"role": "assistant", "content": f"They fail:\n{ERROR_LINE}"}]
+    queue.put_session(session_id, model="gpt-4", context_length=WINDOW, messages=first)
+    queue.put_session(session_id, model="gpt-4", context_length=WINDOW, messages=[user("again")])
+
+
+def compacted(api: Api, queue: CompactionClient, session_id: str) -> str:
+    """A session compacted by the worker's own code, run here; the job's id."""
+    answer = queue.put_session(
+        session_id, model="gpt-4", context_length=WINDOW, messages=make_transcript(40)
+    )
+    assert answer.hygiene.job_id is not None
+    rt = runtime_for(api.settings)
+    try:
+        assert run_job(rt, answer.hygiene.job_id, worker="test")["status"] == "succeeded"
+    finally:
+        close_runtime(rt)
+    return answer.hygiene.job_id
+
+
+def test_the_archive_is_searched_read_and_paged(queue: CompactionClient) -> None:
+    archived_once(queue)
+    found = queue.search_archive("s1", "KeyError: 'session_id'", limit=5)
+    assert found.hits is not None and len(found.hits) == 1 and found.messages == []
+    hit = found.hits[0]
+    assert hit.role == "assistant" and "KeyError" in hit.snippet and hit.generation == 0
+    around = queue.get_archived_message("s1", hit.seq, before=1, after=0)
+    assert [m.message for m in around.messages] == [
+        user("run the tests"),
+        {"role": "assistant", "content": f"They fail:\n{ERROR_LINE}"},
+    ]
+    first = queue.get_archive("s1", limit=1)
+    assert first.hits is None and len(first.messages) == 1 and first.next_cursor is not None
+    second = queue.get_archive("s1", limit=1, cursor=first.next_cursor)
+    assert second.messages[0].seq > first.messages[0].seq and second.next_cursor is None
+
+    with pytest.raises(NotFoundError):
+        queue.search_archive("nobody", "x")
+    with pytest.raises(NotFoundError):
+        queue.get_archived_message("s1", 10_000)
+    with pytest.raises(UnprocessableError, match="cursor"):
+        queue.get_archive("s1", cursor="not-a-cursor")
+
+
+def test_a_compaction_is_reverted_then_the_session_deleted_and_listed_no_more(
+    api: Api, queue: CompactionClient
+) -> None:
+    job_id = compacted(api, queue, "s1")
+    version = queue.get_session("s1").version
+    with pytest.raises(VersionConflictError) as stale:
+        queue.revert("s1", job_id, if_match=version - 1)
+    assert stale.value.current_version == version
+    undone = queue.revert("s1", job_id, if_match=version)
+    assert (undone.job_id, undone.version) == (job_id, version + 1)
+    assert undone.restored > 0 and undone.archived > 0
+    assert len(queue.get_messages("s1").messages) == len(make_transcript(40))
+    with pytest.raises(ConflictError, match="already"):
+        queue.revert("s1", job_id)
+
+    listed = queue.list_sessions(min_compactions=1)
+    assert [s.session_id for s in listed.sessions] == ["s1"] and listed.next_cursor is None
+    assert listed.sessions[0].open_job_id is None and listed.sessions[0].version == version + 1
+
+    with pytest.raises(VersionConflictError):
+        queue.delete("s1", if_match=1)
+    queue.delete("s1", if_match=version + 1)
+    with pytest.raises(NotFoundError):
+        queue.get_session("s1")
+    with pytest.raises(NotFoundError):
+        queue.delete("s1")
+    assert queue.list_sessions().sessions == []
+
+
+def test_a_session_with_an_open_job_is_not_deleted_and_sessions_come_a_page_at_a_time(
+    queue: CompactionClient,
+) -> None:
+    for session_id in ("a", "b", "c"):
+        put_small(queue, session_id)
+    answer = queue.append("b", [user(BIG)])
+    with pytest.raises(ConflictError) as open_job:
+        queue.delete("b")
+    assert open_job.value.job_id == answer.hygiene.job_id
+    first = queue.list_sessions(limit=2)
+    assert [s.session_id for s in first.sessions] == ["a", "b"] and first.next_cursor
+    assert first.sessions[1].open_job_id == answer.hygiene.job_id
+    rest = queue.list_sessions(limit=2, cursor=first.next_cursor)
+    assert [s.session_id for s in rest.sessions] == ["c"] and rest.next_cursor is None
+    assert [s.session_id for s in queue.list_sessions(min_utilization=0.85).sessions] == ["b"]
+    names = [t["function"]["name"] for t in queue.list_tools()]
+    assert names == ["recall", "recall_message"]
+
+
+def test_the_async_client_searches_reverts_lists_and_deletes(settings: Settings) -> None:
+    async def body(queue: AsyncCompactionClient) -> None:
+        first = [user("run it"), {"role": "assistant", "content": ERROR_LINE}]
+        await queue.put_session("a1", model="gpt-4", context_length=WINDOW, messages=first)
+        await queue.put_session("a1", model="gpt-4", context_length=WINDOW, messages=[user("x")])
+        found = await queue.search_archive("a1", "src/app/views.py:41")
+        assert found.hits is not None and [h.role for h in found.hits] == ["assistant"]
+        around = await queue.get_archived_message("a1", found.hits[0].seq, before=0, after=0)
+        assert around.messages[0].message["content"] == ERROR_LINE
+        assert len((await queue.get_archive("a1")).messages) == 2
+        with pytest.raises(NotFoundError):
+            await queue.revert("a1", "no-such-job")
+        page = await queue.list_sessions(model="gpt-4")
+        assert [s.session_id for s in page.sessions] == ["a1"]
+        assert len(await queue.list_tools()) == 2
+        await queue.delete("a1")
+        with pytest.raises(NotFoundError):
+            await queue.get_messages("a1")
+
+    run_async(settings, body)

@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import fields
+from datetime import UTC, datetime
 from typing import Any, get_args
 
 import httpx
 import pytest
 
-from api.client import calls, errors
+from api import schemas_archive
+from api.client import calls, errors, models
 from api.client.models import Decision, Job, JobStatus, JobTrigger, Session
 from api.client.webhooks import verify_callback
 from api.schemas import JobOut, SessionOut
@@ -151,6 +153,36 @@ def test_the_typed_answers_have_the_apis_fields() -> None:
     assert set(get_args(Decision)) == set(DECISIONS)
     assert set(get_args(JobStatus)) == set(get_args(ServerJobStatus))
     assert set(get_args(JobTrigger)) == set(get_args(ServerJobTrigger))
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (models.ArchivedMessage, schemas_archive.ArchivedMessageOut),
+        (models.SearchHit, schemas_archive.SearchHitOut),
+        (models.ArchivePage, schemas_archive.ArchiveOut),
+        (models.ArchivedAround, schemas_archive.ArchivedAroundOut),
+        (models.Reverted, schemas_archive.RevertOut),
+        (models.SessionSummary, schemas_archive.SessionListItem),
+        (models.SessionPage, schemas_archive.SessionPage),
+    ],
+)
+def test_the_archive_and_list_answers_have_the_apis_fields(ours: type, theirs: Any) -> None:
+    assert {f.name for f in fields(ours)} == set(theirs.model_fields)
+
+
+def test_revert_and_delete_are_sent_once_and_queries_keep_only_what_was_given() -> None:
+    revert = calls.revert("s1", "j-1", if_match=4)
+    delete = calls.delete("s1", if_match=None)
+    assert not revert.retryable and not delete.retryable and delete.headers == {}
+    assert revert.json == {"job_id": "j-1"} and revert.headers == {"If-Match": '"4"'}
+    page = calls.get_archive("s1", q="KeyError: x", cursor=None, limit=5, generation=0, job_id=None)
+    assert page.retryable and page.params == {"q": "KeyError: x", "limit": "5", "generation": "0"}
+    listed = calls.list_sessions(
+        cursor=None, limit=None, min_utilization=0.5, model=None, min_compactions=None,
+        idle_since=datetime(2026, 3, 1, tzinfo=UTC),
+    )  # fmt: skip
+    assert listed.params == {"min_utilization": "0.5", "idle_since": "2026-03-01T00:00:00+00:00"}
 
 
 def test_a_job_keeps_fields_it_does_not_know() -> None:
