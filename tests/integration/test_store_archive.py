@@ -214,6 +214,33 @@ def test_a_search_of_short_terms_scans_a_bounded_stretch_then_hands_back_a_curso
     assert [h.seq for h in page.hits] == [1]
 
 
+def test_hits_beyond_the_newest_stretch_are_found_in_order(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from worker.store import archive
+
+    monkeypatch.setattr(archive, "RECENT_WINDOW", 4)  # PostgreSQL reads 4 in order, then the index
+    texts = [
+        f"line {i}: " + ("OperationalError: locked" if i % 7 == 0 else "fine") for i in range(40)
+    ]
+    put(db, "s1", [{"role": "user", "content": t} for t in texts])
+    put(db, "s1", [{"role": "user", "content": "fresh"}])
+    expected = [i + 1 for i in range(39, -1, -1) if i % 7 == 0]  # seqs, newest first
+    seen: list[int] = []
+    cursor = None
+    while True:
+        page = search_archive(
+            db, session_id="s1", query=parse_query("operationalerror: LOCKED"), limit=2,
+            before_seq=cursor,
+        )  # fmt: skip
+        seen += [h.seq for h in page.hits]
+        if (cursor := page.next_cursor) is None:
+            break
+    assert seen == expected
+    rare = search_archive(db, session_id="s1", query=parse_query('"line 0:"'))
+    assert [h.seq for h in rare.hits] == [1]
+
+
 def test_search_filters_by_generation_and_job(db: Database) -> None:
     put(db, "s1", make_transcript(6))
     first = compact(db, "s1")

@@ -162,9 +162,11 @@ def test_each_database_has_its_own_search_index(empty_url: str) -> None:
                 assert set(triggers) == {"archive_text_ai", "archive_text_ad"}
             else:
                 definition = conn.exec_driver_sql(
-                    "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_archive_text_body_trgm' "
+                    "SELECT indexdef FROM pg_indexes "
+                    "WHERE indexname = 'ix_archive_text_session_body_trgm' "
                     "AND schemaname = current_schema()"
                 ).scalar_one()
-                assert "gin" in definition and "gin_trgm_ops" in definition
+                assert "USING gin (session_id, body" in definition, definition
+                assert "gin_trgm_ops" in definition
     finally:
         engine.dispose()

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeAlias
 
-from sqlalchemy import BigInteger, ColumnElement, Select, column, select, table, text
-from sqlalchemy.orm import Session
+from sqlalchemy import BigInteger, ColumnElement, Select, column, func, select, table, text
+from sqlalchemy.orm import Session, aliased
 
 from worker.store.archive_index import SEQ_BITS, find_archive_key
 from worker.store.db import Database
@@ -38,6 +38,7 @@ DEFAULT_HITS, MAX_HITS = 20, 100
 DEFAULT_AROUND, MAX_AROUND = 2, 20
 MAX_SCANNED = 5_000  # candidates a search checks in Python, per request
 _BATCH = 500
+RECENT_WINDOW = 2_000  # PostgreSQL: the newest messages a search reads in order first
 
 _fts = table("archive_fts", column("rowid", BigInteger))
 _STORED = (  # StoredMessage's fields, in order
@@ -175,7 +176,7 @@ def _collect(
 ) -> SearchPage:
     """Hits from batches of candidates until ``limit`` (and one more, to know there are more),
     the end, or ``MAX_SCANNED`` candidates checked in Python."""
-    exact = not query.short  # the database matched every term: no candidate needs a check
+    exact = candidates.exact  # the database matched every term: no candidate needs a check
     hits: list[SearchHit] = []
     cursor, scanned, batch_size = before_seq, 0, min(2 * (limit + 1), _BATCH)
     while True:
@@ -194,23 +195,30 @@ def _collect(
 
 
 class _Candidates:
-    """Archived messages of one session that hold the query's indexed terms, newest first."""
+    """Archived messages of one session that hold the query's terms, newest first.
+
+    ``exact``: the database checks every term. SQLite's FTS5 takes the long terms (its trigram
+    tokenizer finds nothing shorter), PostgreSQL's ILIKE all of them once one can use the
+    index. Otherwise the candidates still need ``Query.matches``.
+    """
 
     def __init__(self, s: Session, session_id: str, query: Query, only: ArchiveFilter) -> None:
         self.s, self.session_id, self.query, self.only = s, session_id, query, only
         self.dialect = s.get_bind().dialect.name
         self.key = find_archive_key(s, session_id)
+        self.exact = not query.short or (self.dialect != "sqlite" and bool(query.indexed))
 
     def below(self, before_seq: int | None, n: int) -> Sequence[Any]:
         if self.key is None:
             return []
-        if self.query.indexed and self.dialect == "sqlite":
-            statement = self._fts(before_seq)
-        else:
-            statement = self._scan(before_seq)
-        return self.s.execute(statement.limit(n)).all()
+        if not self.query.indexed:
+            return self.s.execute(self._scan(before_seq).limit(n)).all()
+        if self.dialect == "sqlite":
+            return self.s.execute(self._fts(before_seq).limit(n)).all()
+        return self._postgres(before_seq, n)
 
     def _fts(self, before_seq: int | None) -> _HitRows:
+        """FTS5 over the session's id range, newest first: it seeks, and stops at the limit."""
         assert self.key is not None
         low = self.key << SEQ_BITS
         high = low + (before_seq if before_seq is not None else 1 << SEQ_BITS)
@@ -231,27 +239,92 @@ class _Candidates:
             .order_by(_fts.c.rowid.desc())
         )
 
-    def _scan(self, before_seq: int | None) -> _HitRows:
-        """PostgreSQL (ILIKE finds the GIN index) or a query of short terms only."""
+    def _postgres(self, before_seq: int | None, n: int) -> Sequence[Any]:
+        """The newest ``RECENT_WINDOW`` messages first, read in seq order; then the GIN index
+        for what lies below them.
+
+        A GIN index cannot hand its matches over in seq order: a common term makes it fetch
+        and sort thousands of rows (hundreds of ms in a 100,000-message session), while the
+        newest few hundred messages hold enough hits. A rare term is the other way round.
+        PostgreSQL's estimate of how common ILIKE terms are is no guide (it multiplies the
+        terms' guesses), so the order is ours: the window answers common terms in a few ms, and
+        the index then only looks for terms the window found rare.
+        """
+        terms = [ArchiveTextRow.body.ilike(_like(t), escape="\\") for t in self.query.terms]
+        below = self._below(before_seq)
+        newest = (
+            select(ArchiveTextRow)
+            .where(*below)
+            .order_by(ArchiveTextRow.seq.desc())
+            .limit(RECENT_WINDOW)
+            .subquery()
+        )
+        window = aliased(ArchiveTextRow, newest)
+        found = self.s.execute(
+            _columns(window)
+            .select_from(newest)
+            .join(MessageRow, MessageRow.id == window.message_id)
+            .where(*[window.body.ilike(_like(t), escape="\\") for t in self.query.terms])
+            .where(*_filters(self.only))
+            .order_by(window.seq.desc())
+            .limit(n)
+        ).all()
+        if len(found) == n:
+            return found
+        seqs = (
+            select(ArchiveTextRow.seq)
+            .where(*below)
+            .order_by(ArchiveTextRow.seq.desc())
+            .limit(RECENT_WINDOW)
+            .subquery()
+        )  # the window's seqs alone: read from the index
+        floor, seen = self.s.execute(select(func.min(seqs.c.seq), func.count())).one()
+        if seen < RECENT_WINDOW:
+            return found  # the window held the whole rest of the session
+        # Materialized, unordered: the planner must collect the matches through the GIN index,
+        # not walk the session's seq index past a hundred thousand rows for a rare term.
+        older = (
+            select(ArchiveTextRow)
+            .where(*self._below(floor), *terms)
+            .cte("older")
+            .prefix_with("MATERIALIZED")
+        )
+        rest = aliased(ArchiveTextRow, older)
+        return [
+            *found,
+            *self.s.execute(
+                _columns(rest)
+                .select_from(older)
+                .join(MessageRow, MessageRow.id == rest.message_id)
+                .where(*_filters(self.only))
+                .order_by(rest.seq.desc())
+                .limit(n - len(found))
+            ).all(),
+        ]
+
+    def _below(self, before_seq: int | None) -> list[ColumnElement[bool]]:
         where: list[ColumnElement[bool]] = [ArchiveTextRow.session_id == self.session_id]
         if before_seq is not None:
             where.append(ArchiveTextRow.seq < before_seq)
-        if self.dialect != "sqlite":
-            where += [ArchiveTextRow.body.ilike(_like(t), escape="\\") for t in self.query.indexed]
+        return where
+
+    def _scan(self, before_seq: int | None) -> _HitRows:
+        """A query of short terms only: the session's archive, newest first (checked in
+        Python by the caller, a bounded stretch per request)."""
         return (
             _columns()
             .select_from(ArchiveTextRow)
             .join(MessageRow, MessageRow.id == ArchiveTextRow.message_id)
-            .where(*where, *_filters(self.only))
+            .where(*self._below(before_seq), *_filters(self.only))
             .order_by(ArchiveTextRow.seq.desc())
         )
 
 
-def _columns() -> _HitRows:
+def _columns(text_row: Any = ArchiveTextRow) -> _HitRows:
     return select(
-        ArchiveTextRow.seq,
-        ArchiveTextRow.body,
-        ArchiveTextRow.tool_name,
+        text_row.seq,
+        text_row.body,
+        text_row.tool_name,
         MessageRow.role,
         MessageRow.generation,
         MessageRow.archived_by_job,

@@ -9,7 +9,8 @@ compacted part. Archived rows keep the seq they had when they were archived.
 Search: when a message is archived, its searchable text (worker/store/search_text.py) is
 written to ``archive_text`` in the same transaction, under an id that puts a session's rows on
 one contiguous range (``archive key << 32 | seq``). SQLite indexes that text in an FTS5 trigram
-table kept in step by triggers, PostgreSQL in a pg_trgm GIN index (both made by migration
+table kept in step by triggers, PostgreSQL in a GIN index of the session id and the body's
+pg_trgm trigrams (both made by migration
 0003 and not modelled: see ``modelled``).
 
 Retries: an ``Idempotency-Key`` row is written in the same transaction as the write it
@@ -286,10 +287,10 @@ class ArchiveTextRow(Base):
 
 # The search index itself is one database's own kind of object, made by migration 0003 and
 # not modelled: SQLite's FTS5 table (with its shadow tables archive_fts_data, _idx, _docsize,
-# _config) and PostgreSQL's GIN trigram index. Schema comparisons (alembic autogenerate, the
+# _config) and PostgreSQL's GIN index over (session_id, body trigrams). Schema comparisons (alembic autogenerate, the
 # migration test) leave them out; tests check each exists on its database.
 SQLITE_SEARCH_TABLE = "archive_fts"
-POSTGRES_SEARCH_INDEX = "ix_archive_text_body_trgm"
+POSTGRES_SEARCH_INDEX = "ix_archive_text_session_body_trgm"
 
 
 def modelled(name: str | None, type_: str, parent_names: object) -> bool:

@@ -3,8 +3,10 @@ what each compaction archived.
 
 ``archive_text`` holds it (written with the archiving, in the same transaction); SQLite indexes
 it in an FTS5 table with the trigram tokenizer (SQLite 3.34+), kept in step by triggers;
-PostgreSQL in a pg_trgm GIN index (the extension is created if missing: pg_trgm is a trusted
-extension, so the database owner may). Existing archived messages are backfilled.
+PostgreSQL in one GIN index over (session_id, body): pg_trgm's trigrams of the body, btree_gin's
+session id, so a lookup meets only the session's own rows (both extensions ship with
+PostgreSQL's contrib and are trusted: the database owner may create them, which this migration
+does when they are missing). Existing archived messages are backfilled.
 
 Revision ID: 0003
 Revises: 0002
@@ -72,6 +74,7 @@ def upgrade() -> None:
         )
     if dialect == "postgresql":
         op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        op.execute("CREATE EXTENSION IF NOT EXISTS btree_gin")
     op.create_table(
         "archive_keys",
         sa.Column(
@@ -134,22 +137,33 @@ def downgrade() -> None:
         op.execute("DROP TRIGGER archive_text_ad")
         op.execute("DROP TRIGGER archive_text_ai")
         op.execute("DROP TABLE archive_fts")
-    op.drop_table("archive_text")  # its GIN index goes with it; pg_trgm stays (others may use it)
+    op.drop_table(
+        "archive_text"
+    )  # its GIN index goes with it; the extensions stay (others may use them)
     op.drop_table("archive_keys")
     op.drop_index("ix_messages_archived_by_job", table_name="messages")
 
 
 def create_trigram_index(conn: sa.Connection) -> None:
-    """The GIN trigram index, naming pg_trgm's schema: the extension may live outside the
-    search_path (say in ``public``, with the tables in a schema of their own)."""
+    """The GIN index. pg_trgm's operator class is named with its schema: the extension may live
+    outside the search_path (say in ``public``, with the tables in a schema of their own);
+    btree_gin's is the default for the column's type, found wherever it lives."""
+    trigram_ops = f"{_extension_schema(conn, 'pg_trgm')}.gin_trgm_ops"
+    op.execute(
+        "CREATE INDEX ix_archive_text_session_body_trgm ON archive_text "
+        f"USING gin (session_id, body {trigram_ops})"
+    )
+
+
+def _extension_schema(conn: sa.Connection, name: str) -> str:
     schema = conn.execute(
         sa.text(
             "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
-            "WHERE e.extname = 'pg_trgm'"
-        )
+            "WHERE e.extname = :name"
+        ),
+        {"name": name},
     ).scalar_one()
-    opclass = f"{conn.dialect.identifier_preparer.quote_identifier(schema)}.gin_trgm_ops"
-    op.execute(f"CREATE INDEX ix_archive_text_body_trgm ON archive_text USING gin (body {opclass})")
+    return str(conn.dialect.identifier_preparer.quote_identifier(schema))
 
 
 def backfill(conn: sa.Connection) -> None:
