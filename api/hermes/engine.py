@@ -17,6 +17,10 @@ the agent wait for a summary:
 The service being down never stops the agent: a failed call is logged and the engine stays
 quiet for ``pause_after_failure_s``; the next write then sends everything it missed.
 
+The engine's tools are the service's recall tools (``GET /v1/tools``): ``recall`` searches the
+archived originals of this conversation, ``recall_message`` reads one in full. The summary's
+prefix tells the model they exist.
+
 Appends carry ``If-Match`` with the version the engine last wrote: a 412 means the service
 wrote a version of its own (a finished compaction), so the turns go again without the agent's
 token count (which describes the uncompacted history) and the compaction is adopted next.
@@ -30,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import json
 import logging
 import os
 import threading
@@ -46,6 +51,7 @@ from api.client import (
     ConflictError,
     HygieneAnswer,
     NotFoundError,
+    ProblemError,
     RetryPolicy,
     VersionConflictError,
 )
@@ -235,7 +241,31 @@ class QueueEngine:
         return messages
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        return []
+        """``recall`` and ``recall_message``, as the service defines them (``GET /v1/tools``);
+        none while the service cannot be asked."""
+        if self._paused():
+            return []
+        try:
+            tools = self._api().list_tools()
+        except CompactionClientError as exc:
+            self._pause(exc)
+            return []
+        return [t["function"] for t in tools if t.get("function", {}).get("name") in RECALL_TOOLS]
+
+    def handle_tool_call(self, name: str, args: Mapping[str, Any], **_: Any) -> str:
+        """Run a recall tool against the service's archive of this conversation; a JSON
+        answer for the model, an ``error`` one when it cannot (never an exception)."""
+        mirror = self._mirror
+        if name not in RECALL_TOOLS:
+            return json.dumps({"error": f"unknown tool {name!r}"})
+        if mirror is None or mirror.version is None:
+            return json.dumps({"error": "nothing of this conversation has been compacted yet"})
+        try:
+            answer = recall(self._api(), mirror.session_id, name, args)
+        except (CompactionClientError, KeyError, TypeError, ValueError) as exc:  # bad args too
+            detail = exc.detail if isinstance(exc, ProblemError) else str(exc)
+            return json.dumps({"error": detail})
+        return json.dumps(answer, ensure_ascii=False)
 
     def get_status(self) -> dict[str, Any]:
         last = max(self.last_prompt_tokens, 0)
@@ -394,6 +424,36 @@ class QueueEngine:
             exc,
             self.config.pause_after_failure_s,
         )
+
+
+RECALL_TOOLS = frozenset({"recall", "recall_message"})
+
+
+def recall(
+    client: CompactionClient, session_id: str, name: str, args: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A recall tool's answer, run as the service's tool definitions say (api/tools.py)."""
+    if name == "recall":
+        limit = args.get("limit")
+        found = client.search_archive(
+            session_id, str(args["query"]), limit=None if limit is None else int(limit)
+        )
+        hits = found.hits or []
+        return {
+            "hits": [
+                {"seq": h.seq, "role": h.role, "tool_name": h.tool_name, "snippet": h.snippet}
+                for h in hits
+            ],
+            "more": found.next_cursor is not None,
+        }
+    before, after = args.get("before"), args.get("after")
+    around = client.get_archived_message(
+        session_id,
+        int(args["seq"]),
+        before=None if before is None else int(before),
+        after=None if after is None else int(after),
+    )
+    return {"messages": [{"seq": m.seq, "message": m.message} for m in around.messages]}
 
 
 @functools.cache

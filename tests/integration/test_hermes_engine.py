@@ -44,10 +44,15 @@ SUMMARY = "## Goal\nShow the files one by one.\n## Progress\nfile_0.py to file_5
 SUMMARY_DELAY_S = 4.0  # the job waits this long on its summarizer: the agent must not
 
 
+ERROR_LINE = "E   KeyError: 'session_id' in src/app/views.py:41"
+
+
 def big_reply(i: int) -> str:
-    """About 10,000 tokens by the fake server's count (characters / 4)."""
+    """About 10,000 tokens by the fake server's count (characters / 4); the fourth names an
+    error that the compaction summarizes away and recall finds again."""
     line = f"file_{i}.py: def handler_{i}(request): return render(request, 'page_{i}.html')\n"
-    return line * (40_000 // len(line))
+    head = f"The tests failed:\n{ERROR_LINE}\n" if i == 3 else ""
+    return head + line * (40_000 // len(line))
 
 
 # --- Hermes' environment and our plugin in it --------------------------------------------------
@@ -268,9 +273,32 @@ def test_hermes_runs_on_the_queue_without_waiting_and_adopts_the_compaction_late
         assert any(SUMMARY.splitlines()[1] in str(m.get("content")) for m in sent), sent
         assert len(turn.messages) < uncompacted
         assert chars(sent) < chars(llm.requests[before - 1].messages) / 2
+        assert ERROR_LINE not in json.dumps(sent)
+
+        # The model recalls the error line: Hermes runs the engine's tools, the service answers.
+        hit = queue.search_archive(session_id, "KeyError: 'session_id'").hits
+        assert hit is not None and len(hit) == 1
+        llm.script(
+            AGENT_MODEL,
+            Reply.calls(("call_1", "recall", {"query": "KeyError: 'session_id'"})),
+            Reply.calls(("call_2", "recall_message", {"seq": hit[0].seq, "before": 0, "after": 0})),
+            Reply.ok("It was the KeyError in views.py, line 41."),
+        )
+        before = len(llm.requests)
+        turn = hermes.turn("step 10: what was that error, exactly?")
+        recalled = [r.messages[-1] for r in llm.requests[before + 1 :]]
+        offered = [t["function"]["name"] for t in llm.requests[before].body["tools"]]
+        assert offered == ["recall", "recall_message"]
+        assert [m["role"] for m in recalled] == ["tool", "tool"]
+        assert "KeyError" in recalled[0]["content"]  # the hit's snippet
+        # The message in full (Hermes cuts long tool output after its head: the line is first).
+        assert (
+            f'"seq": {hit[0].seq}' in recalled[1]["content"]
+            and ERROR_LINE in recalled[1]["content"]
+        )
+        assert turn.messages[-1]["content"] == "It was the KeyError in views.py, line 41."
 
         # After it, turns are appended again (no rewrite): the service holds what the agent has.
-        turn = hermes.turn("step 10: and now?")
         turn = hermes.turn("step 11: thanks")
         held = queue.get_messages(session_id)
         assert held.messages == plain(turn.messages[:-1])  # its last answer goes with the next

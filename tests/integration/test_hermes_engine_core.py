@@ -6,6 +6,7 @@ test_hermes_engine.py; here the engine's methods are called as that loop calls t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from api.client import NO_RETRIES, CompactionClient, RetryPolicy
 from api.hermes.engine import EngineConfig, QueueEngine
+from api.tools import TOOLS
 from tests.api_support import Api
 from tests.support.transports import Wire, WireTransport
 from tests.support.worker_fixtures import close_runtime, runtime_for
@@ -214,3 +216,41 @@ def test_an_unreachable_service_pauses_the_engine_and_the_agent_goes_on(
         assert not engine.should_compress(10_000)
         assert engine.compress(messages) == messages
         assert len(wire.exchanges) == tried  # paused: nothing was tried again
+
+
+ERROR_LINE = "E   KeyError: 'session_id' in src/app/views.py:41"
+
+
+def test_the_recall_tools_are_the_services_and_find_an_archived_error_line(
+    api: Api, client: CompactionClient
+) -> None:
+    engine = new_engine(client)
+    assert engine.get_tool_schemas() == [tool["function"] for tool in TOOLS]
+    messages = long_history()
+    messages[3] = assistant(f"the tests fail:\n{ERROR_LINE}")
+    answered(engine, messages, 2_100)
+    run_open_job(api, engine)
+    compacted = engine.compress(messages)
+    assert ERROR_LINE not in json.dumps(compacted)  # summarized away ...
+
+    found = json.loads(engine.handle_tool_call("recall", {"query": "KeyError: 'session_id'"}))
+    assert [h["role"] for h in found["hits"]] == ["assistant"] and not found["more"]
+    assert "KeyError" in found["hits"][0]["snippet"]
+    seq = found["hits"][0]["seq"]
+    read = json.loads(engine.handle_tool_call("recall_message", {"seq": seq, "after": 0}))
+    assert read["messages"][-1] == {"seq": seq, "message": messages[3]}  # ... and recalled whole
+
+    bad: list[tuple[str, dict[str, Any]]] = [
+        ("recall", {}),
+        ("recall", {"query": "x", "limit": "many"}),
+        ("recall_message", {"seq": 10_000}),
+        ("forget", {"query": "x"}),
+    ]
+    for name, args in bad:
+        assert "error" in json.loads(engine.handle_tool_call(name, args)), (name, args)
+
+
+def test_recall_before_anything_was_written_says_so(client: CompactionClient) -> None:
+    engine = new_engine(client)
+    answer = json.loads(engine.handle_tool_call("recall", {"query": "x"}))
+    assert "nothing of this conversation" in answer["error"]

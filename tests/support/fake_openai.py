@@ -65,10 +65,18 @@ class Reply:
     completion_tokens: int | None = None
     finish_reason: str = "stop"
     cut_clean: bool = False  # stream_cut: end the chunked body properly, just without [DONE]
+    tool_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, arguments as JSON text)
 
     @classmethod
     def ok(cls, text: str = "Summary: the conversation so far.", **kw: Any) -> Reply:
         return cls(kind="ok", text=text, **kw)
+
+    @classmethod
+    def calls(cls, *calls: tuple[str, str, Mapping[str, Any]], **kw: Any) -> Reply:
+        """An assistant turn that calls tools, each given as (id, name, arguments)."""
+        kw.setdefault("finish_reason", "tool_calls")
+        encoded = tuple((call_id, name, json.dumps(args)) for call_id, name, args in calls)
+        return cls(kind="ok", text="", tool_calls=encoded, **kw)
 
     @classmethod
     def empty(cls, content: str = "", **kw: Any) -> Reply:
@@ -522,10 +530,20 @@ def _usage(reply: Reply, body: dict[str, Any], fake: FakeOpenAI) -> dict[str, in
     }
 
 
+def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
+    return [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        for call_id, name, arguments in reply.tool_calls
+    ]
+
+
 def _completion(reply: Reply, body: dict[str, Any], fake: FakeOpenAI) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
+    if reply.tool_calls:
+        message["content"] = reply.text or None
+        message["tool_calls"] = _tool_calls(reply)
     out: dict[str, Any] = {
         "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
         "object": "chat.completion",
@@ -565,6 +583,9 @@ def _events(
     events += [
         chunk({"content": reply.text[i : i + _CHUNK_CHARS]})
         for i in range(0, len(reply.text), _CHUNK_CHARS)
+    ]
+    events += [
+        chunk({"tool_calls": [{"index": i, **call}]}) for i, call in enumerate(_tool_calls(reply))
     ]
     if cut:
         return events[:2]

@@ -37,7 +37,8 @@ def build_agent(base_url: str, model: str) -> Any:
         api_key="fake-key",
         model=model,
         quiet_mode=True,
-        enabled_toolsets=[],  # no tools: the fake model only answers in text
+        # Only the engine's own tools (recall), as Hermes' CLI enables for a plugin engine.
+        enabled_toolsets=["context_engine"],
         skip_context_files=True,
         skip_memory=True,
         max_iterations=4,
