@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 
 from tests.store_factories import compaction_of, counts, make_transcript
 from worker.store.archive import (
@@ -20,6 +20,7 @@ from worker.store.db import Database
 from worker.store.errors import ArchivedMessageNotFoundError, SessionNotFoundError
 from worker.store.jobs import claim_job, create_job, write_back
 from worker.store.models import ArchiveTextRow, MessageRow
+from worker.store.revert import revert_compaction
 from worker.store.search_text import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, parse_query
 from worker.store.sessions import append_messages, put_snapshot
 
@@ -107,11 +108,18 @@ def compact(db: Database, session_id: str, keep_last: int = 2) -> str:
 
 
 def assert_index_in_step(db: Database) -> None:
-    """archive_text holds exactly the archived messages; SQLite's FTS5 agrees with it."""
+    """archive_text has a row for exactly the archived messages, each distinct text of a
+    session held by one of them; SQLite's FTS5 agrees with it."""
     with db.read() as s:
         archived = set(s.scalars(select(MessageRow.id).where(MessageRow.active.is_(False))))
         indexed = set(s.scalars(select(ArchiveTextRow.message_id)))
         assert indexed == archived
+        rows = s.execute(
+            select(ArchiveTextRow.session_id, ArchiveTextRow.digest, ArchiveTextRow.body)
+        ).all()
+        texts = {(sid, digest) for sid, digest, _ in rows}
+        holders = [(sid, digest) for sid, digest, body in rows if body is not None]
+        assert sorted(holders) == sorted(texts)  # one holder per text
         if db.dialect == "sqlite":
             s.execute(
                 text("INSERT INTO archive_fts(archive_fts, rank) VALUES ('integrity-check', 1)")
@@ -246,15 +254,15 @@ def test_search_filters_by_generation_and_job(db: Database) -> None:
     first = compact(db, "s1")
     second = compact(db, "s1", keep_last=1)
     everything = search_archive(db, session_id="s1", query=parse_query("word3"), limit=100)
-    assert {h.generation for h in everything.hits} == {0, 1}
-    only_first = search_archive(
-        db, session_id="s1", query=parse_query("word3"), limit=100, only=ArchiveFilter(job_id=first)
+    assert {h.archived_by_job for h in everything.hits} == {first}  # its copies hold no text
+    only_second = search_archive(
+        db, session_id="s1", query=parse_query("word3"), only=ArchiveFilter(job_id=second)
     )
-    assert only_first.hits and {h.archived_by_job for h in only_first.hits} == {first}
-    gen1 = search_archive(
-        db, session_id="s1", query=parse_query("word3"), limit=100, only=ArchiveFilter(generation=1)
+    assert only_second.hits == []  # a filter applies to the copy that holds the text
+    summary = search_archive(
+        db, session_id="s1", query=parse_query("summarized"), only=ArchiveFilter(generation=1)
     )
-    assert gen1.hits and {(h.generation, h.archived_by_job) for h in gen1.hits} == {(1, second)}
+    assert [(h.generation, h.archived_by_job) for h in summary.hits] == [(1, second)]
 
 
 # --- pages -----------------------------------------------------------------------------------
@@ -311,6 +319,37 @@ def test_the_messages_around_a_hit_come_from_its_own_batch(db: Database) -> None
 
 
 # --- the index follows every write -----------------------------------------------------------
+
+
+def test_a_text_archived_again_is_indexed_and_found_once(db: Database) -> None:
+    turns: list[dict[str, Any]] = [{"role": "user", "content": "deploy failed: exit 137"}]
+    for i in range(5):  # a gateway that PUTs its whole transcript every turn
+        turns.append({"role": "assistant" if i % 2 == 0 else "user", "content": f"turn {i}"})
+        put(db, "s1", turns)
+    # Four PUTs archived 2 + 3 + 4 + 5 = 14 messages: 5 distinct texts.
+    with db.read() as s:
+        held = s.scalars(
+            select(ArchiveTextRow.seq)
+            .where(ArchiveTextRow.body.is_not(None))
+            .order_by(ArchiveTextRow.seq)
+        )
+        assert list(held) == [1, 2, 5, 9, 14]
+        assert s.scalar(select(func.count()).where(ArchiveTextRow.body.is_(None))) == 9
+    assert hits(db, "exit 137", "s1") == [(1, "user")]  # the first archived copy, once
+    assert hits(db, "turn 1", "s1") == [(5, "user")]
+    assert_index_in_step(db)
+
+
+def test_a_restored_holder_hands_its_text_to_an_archived_copy(db: Database) -> None:
+    original = make_transcript(6)  # seqs 1..13
+    put(db, "s1", original)
+    first = compact(db, "s1")  # archives 1..13; its output (14..17) copies 1, 12 and 13
+    second = compact(db, "s1", keep_last=1)  # archives 14..17: copies of held texts
+    assert hits(db, '"answer 5:"', "s1") == [(13, "assistant")]
+    revert_compaction(db, session_id="s1", job_id=second)
+    revert_compaction(db, session_id="s1", job_id=first)  # 1..13 active again; 14..17 archived
+    assert_index_in_step(db)
+    assert hits(db, '"answer 5:"', "s1") == [(17, "assistant")]  # the copy took the text over
 
 
 def test_the_index_follows_snapshots_and_compactions(db: Database) -> None:

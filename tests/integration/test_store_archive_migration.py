@@ -69,7 +69,8 @@ OLD_MESSAGES: list[tuple[int, dict[str, Any], bool]] = [  # seq, message, active
     (1, {"role": "user", "content": "why does the migration lock?"}, False),
     (2, {"role": "assistant", "content": None, "tool_calls": [CALL]}, False),
     (3, {"role": "tool", "tool_call_id": "c1", "content": TOOL_OUTPUT}, False),
-    (4, {"role": "user", "content": "still active, not archived"}, True),
+    (4, {"role": "user", "content": "why does the migration lock?"}, False),  # archived again
+    (5, {"role": "user", "content": "still active, not archived"}, True),
 ]
 
 
@@ -81,7 +82,7 @@ def plant_old_rows(url: str) -> None:
         with engine.begin() as conn:
             conn.execute(insert(SessionRow.__table__).values(
                 id="old", model="gpt-4", context_length=8000, version=3, rewrite_count=1,
-                next_seq=5, token_total=4, message_count=1, compaction_count=0,
+                next_seq=6, token_total=4, message_count=1, compaction_count=0,
                 ineffective_count=0, created_at=now, updated_at=now, last_activity_at=now,
             ))  # fmt: skip
             conn.execute(insert(MessageRow.__table__), [
@@ -94,16 +95,15 @@ def plant_old_rows(url: str) -> None:
         engine.dispose()
 
 
-def search_text_rows(url: str) -> list[tuple[int, str | None]]:
+def search_text_rows(url: str) -> list[tuple[int, str | None, bool]]:
+    """(seq, tool name, holds the text) of every archive_text row."""
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            return [
-                (row.seq, row.tool_name)
-                for row in conn.execute(
-                    text("SELECT seq, tool_name FROM archive_text ORDER BY seq")
-                )
-            ]
+            rows = conn.execute(
+                text("SELECT seq, tool_name, body IS NOT NULL FROM archive_text ORDER BY seq")
+            )
+            return [(seq, tool, bool(held)) for seq, tool, held in rows]
     finally:
         engine.dispose()
 
@@ -112,7 +112,9 @@ def test_the_backfill_indexes_what_was_archived_before(empty_url: str) -> None:
     alembic(empty_url, "upgrade", "0002")
     plant_old_rows(empty_url)
     alembic(empty_url, "upgrade", "head")
-    assert search_text_rows(empty_url) == [(1, None), (2, "terminal"), (3, "terminal")]
+    assert search_text_rows(empty_url) == [
+        (1, None, True), (2, "terminal", True), (3, "terminal", True), (4, None, False),
+    ]  # fmt: skip
     db = Database(empty_url)
     try:
         for q, seqs in [
@@ -143,7 +145,7 @@ def test_migration_0003_goes_down_and_up_again(empty_url: str) -> None:
     finally:
         engine.dispose()
     alembic(empty_url, "upgrade", "head")
-    assert [seq for seq, _ in search_text_rows(empty_url)] == [1, 2, 3]
+    assert [seq for seq, _, _ in search_text_rows(empty_url)] == [1, 2, 3, 4]
 
 
 def test_each_database_has_its_own_search_index(empty_url: str) -> None:
@@ -159,7 +161,7 @@ def test_each_database_has_its_own_search_index(empty_url: str) -> None:
                 triggers = conn.exec_driver_sql(
                     "SELECT name FROM sqlite_master WHERE type = 'trigger'"
                 ).scalars()
-                assert set(triggers) == {"archive_text_ai", "archive_text_ad"}
+                assert set(triggers) == {"archive_text_ai", "archive_text_ad", "archive_text_au"}
             else:
                 definition = conn.exec_driver_sql(
                     "SELECT indexdef FROM pg_indexes "

@@ -9,7 +9,9 @@ Pages run oldest first (``seq`` above the cursor), search hits newest first (``s
 cursor): an agent recalling a detail wants the latest mention.
 
 Search: a hit holds every term of the query (search_text.parse_query), case-insensitively, as
-written. SQLite looks the terms up in its FTS5 trigram table over the session's id range;
+written. A text archived more than once (each snapshot PUT archives the whole previous
+transcript) is one hit: its first archived copy, the one that holds the text
+(models.ArchiveTextRow); the generation and job filters apply to that copy. SQLite looks the terms up in its FTS5 trigram table over the session's id range;
 PostgreSQL with ILIKE through its pg_trgm GIN index. Terms under three characters cannot use
 either index: they narrow what the longer terms found, in Python, and a query of short terms
 only scans the session's archive newest first, at most ``MAX_SCANNED`` messages a request
@@ -315,7 +317,7 @@ class _Candidates:
             _columns()
             .select_from(ArchiveTextRow)
             .join(MessageRow, MessageRow.id == ArchiveTextRow.message_id)
-            .where(*self._below(before_seq), *_filters(self.only))
+            .where(*self._below(before_seq), ArchiveTextRow.body.is_not(None), *_filters(self.only))
             .order_by(ArchiveTextRow.seq.desc())
         )
 

@@ -2,8 +2,10 @@
 
 Every path that archives goes through ``archive_active`` (a snapshot PUT, a compaction's
 write-back, a revert) and every path that brings a message back or erases it removes its text
-(``unindex``, and ``ON DELETE CASCADE`` from ``messages``), so ``archive_text`` holds exactly
-the archived messages. The text is extracted here in Python rather than by database triggers:
+(``unindex``, and ``ON DELETE CASCADE`` from ``messages``), so ``archive_text`` holds a row for
+exactly the archived messages, and each distinct text of a session's archive is indexed once
+(models.ArchiveTextRow): a gateway that PUTs its whole transcript every turn pays for the new
+turns' text, not for the whole transcript again, and a search finds each text once. The text is extracted here in Python rather than by database triggers:
 it decodes the JSON inside tool arguments and outputs (search_text.py), which SQL would have to
 do twice, once per dialect, and a trigger that met malformed JSON would fail the write-back.
 On SQLite, the FTS5 index follows ``archive_text`` through triggers (migration 0003): plain
@@ -20,10 +22,16 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from worker.store.models import ArchiveKeyRow, ArchiveTextRow, MessageRow, utcnow
-from worker.store.search_text import searchable_text, tool_name_of, tool_names_by_call_id
+from worker.store.search_text import (
+    searchable_text,
+    text_digest,
+    tool_name_of,
+    tool_names_by_call_id,
+)
 
 SEQ_BITS = 32  # archive_text.id = archive key << SEQ_BITS | seq
 MAX_SEQ = (1 << SEQ_BITS) - 1
+_CHUNK = 500  # ids or digests a statement, under every driver's parameter limit
 
 
 def archive_row_id(key: int, seq: int) -> int:
@@ -62,33 +70,89 @@ def archive_active(
 
 
 def index_messages(s: Session, *, session_id: str, rows: Sequence[tuple[int, int, Any]]) -> None:
-    """Write the search text of archived messages given as (id, seq, data) rows."""
+    """Write the search text of archived messages given as (id, seq, data) rows; a text the
+    session already holds is written as a copy (no body, nothing to index again)."""
     if not rows:
         return
     key = archive_key(s, session_id)
     by_call_id = tool_names_by_call_id([data for _, _, data in rows if isinstance(data, Mapping)])
-    values = []
-    for message_id, seq, data in rows:
-        message: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
-        tool_name = tool_name_of(message, by_call_id)
-        values.append(
-            {
-                "id": archive_row_id(key, seq),
-                "message_id": message_id,
-                "session_id": session_id,
-                "seq": seq,
-                "tool_name": tool_name[:200] if tool_name else None,
-                "body": searchable_text(message, tool_name=tool_name),
-            }
+    entries = [_entry(key, session_id, row, by_call_id) for row in rows]
+    held = held_digests(s, session_id, {e["digest"] for e in entries})
+    for entry in entries:
+        if entry["digest"] in held:
+            entry["body"] = None
+        else:
+            held.add(entry["digest"])
+    s.execute(insert(ArchiveTextRow), entries)
+
+
+def _entry(
+    key: int, session_id: str, row: tuple[int, int, Any], by_call_id: Mapping[str, str]
+) -> dict[str, Any]:
+    message_id, seq, data = row
+    message: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+    tool_name = tool_name_of(message, by_call_id)
+    tool_name = tool_name[:200] if tool_name else None
+    body = searchable_text(message, tool_name=tool_name)
+    return {
+        "id": archive_row_id(key, seq),
+        "message_id": message_id,
+        "session_id": session_id,
+        "seq": seq,
+        "tool_name": tool_name,
+        "digest": text_digest(str(message.get("role")), tool_name, body),
+        "body": body,
+    }
+
+
+def held_digests(s: Session, session_id: str, digests: set[str]) -> set[str]:
+    """Those of ``digests`` whose text the session's index already holds."""
+    out: set[str] = set()
+    wanted = sorted(digests)
+    for start in range(0, len(wanted), _CHUNK):
+        out.update(
+            s.scalars(
+                select(ArchiveTextRow.digest).where(
+                    ArchiveTextRow.session_id == session_id,
+                    ArchiveTextRow.body.is_not(None),
+                    ArchiveTextRow.digest.in_(wanted[start : start + _CHUNK]),
+                )
+            )
         )
-    s.execute(insert(ArchiveTextRow), values)
+    return out
 
 
-def unindex(s: Session, *, message_ids: Sequence[int]) -> None:
-    """Drop the search text of messages that are active again."""
-    for start in range(0, len(message_ids), 500):  # under every driver's parameter limit
-        chunk = message_ids[start : start + 500]
+def unindex(s: Session, *, session_id: str, message_ids: Sequence[int]) -> None:
+    """Drop the search text of messages that are active again. A text one of them held and
+    another archived copy still has is handed to that copy (the oldest)."""
+    released: set[str] = set()
+    for start in range(0, len(message_ids), _CHUNK):
+        chunk = message_ids[start : start + _CHUNK]
+        released.update(
+            s.scalars(
+                select(ArchiveTextRow.digest).where(
+                    ArchiveTextRow.message_id.in_(chunk), ArchiveTextRow.body.is_not(None)
+                )
+            )
+        )
         s.execute(delete(ArchiveTextRow).where(ArchiveTextRow.message_id.in_(chunk)))
+    for digest in sorted(released):
+        _hand_over(s, session_id, digest)
+
+
+def _hand_over(s: Session, session_id: str, digest: str) -> None:
+    copy = s.execute(
+        select(ArchiveTextRow.id, ArchiveTextRow.tool_name, MessageRow.data)
+        .join(MessageRow, MessageRow.id == ArchiveTextRow.message_id)
+        .where(ArchiveTextRow.session_id == session_id, ArchiveTextRow.digest == digest)
+        .order_by(ArchiveTextRow.seq)
+        .limit(1)
+    ).one_or_none()
+    if copy is None:
+        return  # no archived copy left: the text is gone from the archive
+    message = copy.data if isinstance(copy.data, Mapping) else {}
+    body = searchable_text(message, tool_name=copy.tool_name)
+    s.execute(update(ArchiveTextRow).where(ArchiveTextRow.id == copy.id).values(body=body))
 
 
 def archive_key(s: Session, session_id: str) -> int:

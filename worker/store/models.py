@@ -267,7 +267,14 @@ class ArchiveKeyRow(Base):
 
 
 class ArchiveTextRow(Base):
-    """The searchable text of one archived message (gone again when it is restored)."""
+    """The searchable text of one archived message (gone again when it is restored).
+
+    A text is indexed once per session: a snapshot PUT archives the whole previous transcript,
+    so a gateway that PUTs every turn archives each message again and again. The first
+    archived copy of a text (same role, tool and text: ``digest``) holds ``body``; later
+    copies keep their row with ``body`` null, and one of them takes the body over when the
+    holder is restored (archive_index.unindex).
+    """
 
     __tablename__ = "archive_text"
 
@@ -280,9 +287,20 @@ class ArchiveTextRow(Base):
     )
     seq: Mapped[int] = mapped_column(BigInteger)
     tool_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    body: Mapped[str] = mapped_column(DerivedText)
+    digest: Mapped[str] = mapped_column(String(32))  # of role, tool name and text
+    body: Mapped[str | None] = mapped_column(DerivedText, nullable=True)  # null: a later copy
 
-    __table_args__ = (UniqueConstraint("session_id", "seq", name="uq_archive_text_session_seq"),)
+    __table_args__ = (
+        UniqueConstraint("session_id", "seq", name="uq_archive_text_session_seq"),
+        Index(
+            "uq_archive_text_session_digest",
+            "session_id",
+            "digest",
+            unique=True,
+            sqlite_where=text("body IS NOT NULL"),
+            postgresql_where=text("body IS NOT NULL"),
+        ),
+    )
 
 
 # The search index itself is one database's own kind of object, made by migration 0003 and

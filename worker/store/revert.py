@@ -130,7 +130,7 @@ def _restore(s: Session, session_id: str, job_id: str) -> int:
             )
         )
     )
-    unindex(s, message_ids=ids)
+    unindex(s, session_id=session_id, message_ids=ids)
     s.execute(
         update(MessageRow)
         .where(MessageRow.session_id == session_id, MessageRow.archived_by_job == job_id)

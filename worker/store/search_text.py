@@ -12,6 +12,7 @@ was printed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -50,6 +51,12 @@ def searchable_text(message: Mapping[str, Any], *, tool_name: str | None = None)
         for call in calls:
             parts.extend(_call_texts(call))
     return "\n".join(p for p in parts if p)[:MAX_INDEXED_CHARS]
+
+
+def text_digest(role: str, tool_name: str | None, body: str) -> str:
+    """Names a searchable text: archived copies with the same digest are indexed once."""
+    payload = json.dumps([role, tool_name, body], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def tool_names_by_call_id(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:

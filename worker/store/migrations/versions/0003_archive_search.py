@@ -1,7 +1,8 @@
 """Archive search: the searchable text of every archived message, and its index; an index of
 what each compaction archived.
 
-``archive_text`` holds it (written with the archiving, in the same transaction); SQLite indexes
+``archive_text`` holds it (written with the archiving, in the same transaction; a text the
+session's archive already holds is written as a copy without a body); SQLite indexes
 it in an FTS5 table with the trigram tokenizer (SQLite 3.34+), kept in step by triggers;
 PostgreSQL in one GIN index over (session_id, body): pg_trgm's trigrams of the body, btree_gin's
 session id, so a lookup meets only the session's own rows (both extensions ship with
@@ -23,7 +24,12 @@ import sqlalchemy as sa
 from alembic import op
 
 from worker.compressor.jsonvalue import text_without_lone_surrogates
-from worker.store.search_text import searchable_text, tool_name_of, tool_names_by_call_id
+from worker.store.search_text import (
+    searchable_text,
+    text_digest,
+    tool_name_of,
+    tool_names_by_call_id,
+)
 
 revision: str = "0003"
 down_revision: str | None = "0002"
@@ -34,14 +40,21 @@ SEQ_BITS = 32
 BACKFILL_BATCH = 2_000
 MIN_SQLITE = (3, 34, 0)  # the FTS5 trigram tokenizer
 
+# Contentless (the text stays in archive_text alone), and only rows with a body are indexed: a
+# later copy of a text has none until it takes the text over from a restored holder (the
+# update trigger).
 _SQLITE_FTS = [
-    "CREATE VIRTUAL TABLE archive_fts USING fts5("
-    "body, content='archive_text', content_rowid='id', tokenize='trigram')",
-    # archive_text rows are written and deleted, never updated.
-    "CREATE TRIGGER archive_text_ai AFTER INSERT ON archive_text BEGIN "
-    "INSERT INTO archive_fts(rowid, body) VALUES (new.id, new.body); END",
-    "CREATE TRIGGER archive_text_ad AFTER DELETE ON archive_text BEGIN "
-    "INSERT INTO archive_fts(archive_fts, rowid, body) VALUES ('delete', old.id, old.body); END",
+    "CREATE VIRTUAL TABLE archive_fts USING fts5(body, content='', tokenize='trigram')",
+    "CREATE TRIGGER archive_text_ai AFTER INSERT ON archive_text WHEN new.body IS NOT NULL "
+    "BEGIN INSERT INTO archive_fts(rowid, body) VALUES (new.id, new.body); END",
+    "CREATE TRIGGER archive_text_ad AFTER DELETE ON archive_text WHEN old.body IS NOT NULL "
+    "BEGIN INSERT INTO archive_fts(archive_fts, rowid, body) "
+    "VALUES ('delete', old.id, old.body); END",
+    "CREATE TRIGGER archive_text_au AFTER UPDATE OF body ON archive_text BEGIN "
+    "INSERT INTO archive_fts(archive_fts, rowid, body) "
+    "SELECT 'delete', old.id, old.body WHERE old.body IS NOT NULL; "
+    "INSERT INTO archive_fts(rowid, body) SELECT new.id, new.body WHERE new.body IS NOT NULL; "
+    "END",
 ]
 
 # Lightweight tables for the backfill: this migration must not change with the models.
@@ -61,6 +74,7 @@ _text = sa.table(
     sa.column("session_id", sa.String()),
     sa.column("seq", sa.BigInteger()),
     sa.column("tool_name", sa.String()),
+    sa.column("digest", sa.String()),
     sa.column("body", sa.Text()),
 )
 
@@ -114,8 +128,17 @@ def upgrade() -> None:
         ),
         sa.Column("seq", sa.BigInteger(), nullable=False),
         sa.Column("tool_name", sa.String(200), nullable=True),
-        sa.Column("body", sa.Text(), nullable=False),
+        sa.Column("digest", sa.String(32), nullable=False),
+        sa.Column("body", sa.Text(), nullable=True),
         sa.UniqueConstraint("session_id", "seq", name="uq_archive_text_session_seq"),
+    )
+    op.create_index(
+        "uq_archive_text_session_digest",
+        "archive_text",
+        ["session_id", "digest"],
+        unique=True,
+        sqlite_where=sa.text("body IS NOT NULL"),
+        postgresql_where=sa.text("body IS NOT NULL"),
     )
     op.create_index(
         "ix_messages_archived_by_job",
@@ -134,6 +157,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
+        op.execute("DROP TRIGGER archive_text_au")
         op.execute("DROP TRIGGER archive_text_ad")
         op.execute("DROP TRIGGER archive_text_ai")
         op.execute("DROP TABLE archive_fts")
@@ -183,6 +207,7 @@ def backfill(conn: sa.Connection) -> None:
 
 def _backfill_session(conn: sa.Connection, session_id: str, key: int) -> None:
     by_call_id: dict[str, str] = {}  # tool calls seen so far: a result names its tool
+    held: set[str] = set()  # digests of the texts indexed so far: later copies hold no body
     after = -1
     while True:
         rows = conn.execute(
@@ -199,7 +224,12 @@ def _backfill_session(conn: sa.Connection, session_id: str, key: int) -> None:
             return
         messages = [data if isinstance(data, Mapping) else {} for _, _, data in rows]
         by_call_id.update(tool_names_by_call_id(messages))
-        conn.execute(sa.insert(_text), [_row(session_id, key, r, by_call_id) for r in rows])
+        values = [_row(session_id, key, r, by_call_id) for r in rows]
+        for value in values:
+            if value["digest"] in held:
+                value["body"] = None
+            held.add(value["digest"])
+        conn.execute(sa.insert(_text), values)
         after = rows[-1].seq
 
 
@@ -209,13 +239,15 @@ def _row(
     message_id, seq, data = row
     message: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
     tool_name = tool_name_of(message, by_call_id)
+    tool_name = tool_name[:200] if tool_name else None
     body = searchable_text(message, tool_name=tool_name)
     return {
         "id": (key << SEQ_BITS) | seq,
         "message_id": message_id,
         "session_id": session_id,
         "seq": seq,
-        "tool_name": tool_name[:200] if tool_name else None,
+        "tool_name": tool_name,
+        "digest": text_digest(str(message.get("role")), tool_name, body),
         # What PostgreSQL cannot store (as DerivedText in the models does).
         "body": text_without_lone_surrogates(body.replace("\x00", "\ufffd")),
     }
