@@ -88,6 +88,11 @@ def record_success(client: redis.Redis, *, session_id: str, endpoint: str) -> No
     client.delete(keys.session_cooldown(session_id), keys.timeout_streak(endpoint))
 
 
+def forget_session(client: redis.Redis, *, session_id: str) -> None:
+    """The session was erased: its cooldown goes too (a new session may take the id)."""
+    client.delete(keys.session_cooldown(session_id))
+
+
 def active_cooldown(client: redis.Redis, *, session_id: str, endpoint: str) -> Cooldown | None:
     """The cooldown that ends last among the session's and the endpoint's, if any is active."""
     raw_session, raw_endpoint = client.mget(

@@ -7,17 +7,20 @@ revert.py); ``DELETE /v1/sessions/{id}`` erases the session and everything store
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from api.deps import Context, IfMatch, SessionId, require_token
+from api.deps import ApiContext, Context, IfMatch, SessionId, require_token
 from api.errors import ApiProblem
+from api.ingest import BROKER_ERRORS
 from api.openapi import ETAG, V1_RESPONSES, problem
 from api.routes.sessions import require_json
 from api.schemas import MAX_MODEL_CHARS, MAX_SESSION_ID_CHARS, Name
 from api.schemas_archive import RevertIn, RevertOut, SessionListItem, SessionPage
+from worker.cooldowns import forget_session
 from worker.store import session_list
 from worker.store.erase import erase_session
 from worker.store.models import SessionRow
@@ -25,6 +28,7 @@ from worker.store.revert import revert_compaction
 from worker.store.session_list import SessionFilter
 from worker.store.sessions import effective_tokens
 
+log = logging.getLogger(__name__)
 router = APIRouter(
     prefix="/v1/sessions",
     tags=["sessions"],
@@ -91,9 +95,23 @@ def revert(
 )
 def delete_session(session_id: SessionId, if_match: IfMatch, context: Context) -> Response:
     """Erase the session: its messages, archive and search text, its remembered
-    Idempotency-Key answers and its job rows (with their texts). The id is free again."""
+    Idempotency-Key answers and its job rows (with their texts), and its cooldown in Redis. The
+    id is free again."""
     erase_session(context.db, session_id=session_id, if_match=if_match)
+    _forget_cooldown(context, session_id)
     return Response(status_code=204)
+
+
+def _forget_cooldown(context: ApiContext, session_id: str) -> None:
+    """Best effort: a cooldown left behind (Redis unreachable) expires on its own within
+    minutes; the erasure itself is committed."""
+    if context.redis is None or context.breaker.down() is not None:
+        return
+    try:
+        forget_session(context.redis, session_id=session_id)
+    except BROKER_ERRORS as exc:
+        context.breaker.failed(exc)
+        log.warning("cooldown of erased session %s left to expire: %s", session_id, exc)
 
 
 @router.get("", operation_id="listSessions", response_model=SessionPage)

@@ -20,8 +20,10 @@ from tests.support.worker_fixtures import (
     seed_session,
     settings,
 )
+from worker import keys
 from worker.compaction import run_job
 from worker.compressor.markers import SUMMARY_PREFIX
+from worker.cooldowns import endpoint_id, record_failure
 from worker.runtime import Runtime
 from worker.store import sessions
 from worker.store.archive import search_archive
@@ -247,10 +249,16 @@ def test_delete_erases_the_session_and_frees_its_id(api: Api) -> None:
     empty = dump(api.settings.database_url)
     archived_session(api, "s1")
     compacted(api, "s1")
+    record_failure(
+        api.broker, settings=api.settings, session_id="s1",
+        endpoint=endpoint_id(api.settings), error_class="server_error",
+    )  # fmt: skip
+    assert api.broker.exists(keys.session_cooldown("s1"))
     assert api.client.delete("/v1/sessions/s1", headers={"If-Match": '"1"'}).status_code == 412
     r = api.client.delete("/v1/sessions/s1")
     assert r.status_code == 204 and r.content == b""
     assert dump(api.settings.database_url) == empty  # every table as it was before s1
+    assert not api.broker.exists(keys.session_cooldown("s1"))  # nor a cooldown in Redis
     assert api.client.get("/v1/sessions/s1").status_code == 404
     assert api.client.delete("/v1/sessions/s1").status_code == 404
     assert put(api, "s1", make_transcript(1)).json()["version"] == 1
