@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Path, Query
 from api.deps import Context, SessionId, require_token
 from api.errors import ApiProblem
 from api.openapi import V1_RESPONSES, problem
+from api.schemas import FreeText, Name
 from api.schemas_archive import ArchivedAroundOut, ArchivedMessageOut, ArchiveOut, SearchHitOut
 from worker.store import archive
 from worker.store.archive import ArchiveFilter, SearchHit
@@ -59,7 +60,7 @@ def get_archive(
     context: Context,
     cursor: Cursor,
     q: Annotated[
-        str | None,
+        FreeText | None,
         Query(
             min_length=1,
             max_length=MAX_QUERY_CHARS,
@@ -86,7 +87,7 @@ def get_archive(
         int | None, Query(ge=0, description="only messages of this generation")
     ] = None,
     job_id: Annotated[
-        str | None, Query(min_length=1, max_length=36, description="only what this job archived")
+        Name | None, Query(min_length=1, max_length=36, description="only what this job archived")
     ] = None,
 ) -> ArchiveOut:
     """Archived messages with their generation: without q a page of them, oldest first

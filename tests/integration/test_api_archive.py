@@ -135,6 +135,7 @@ def test_bad_archive_parameters_are_422_problems(api: Api) -> None:
         {"q": ""},
         {"q": "x" * 1001},
         {"generation": -1},
+        {"q": "a\x00b"},  # no database stores a NUL in a pattern
     ):
         r = api.client.get("/v1/sessions/s1/archive", params=params)
         assert r.status_code == 422, (params, r.text)
