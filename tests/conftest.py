@@ -20,6 +20,7 @@ from tests.api_support import api, authed_api, broker_url  # noqa: F401
 
 # A real local OpenAI chat-completions server with scripted answers (tests/support/fake_openai.py).
 from tests.support.fake_openai import fake_openai  # noqa: F401
+from worker import logs
 from worker.compressor.tokens import TokenCounter
 from worker.encodings import counter_for_model
 from worker.redis_server import RedisServer
@@ -31,6 +32,13 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=150, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
+
+
+@pytest.fixture(autouse=True)
+def _no_log_ids_from_earlier_tests() -> None:
+    # A job run in-process binds its ids to the log context, as a task does, and nothing
+    # clears them (a worker clears them when the task ends): each test starts without any.
+    logs.clear()
 
 
 @pytest.fixture(scope="session")

@@ -113,14 +113,9 @@ def _one_line(exc: BaseException) -> str:
 def run_job(rt: Runtime, job_id: str, *, worker: str) -> dict[str, Any]:
     """Compact the job's session once; the job's telemetry (also for a job already done).
 
-    The job's ids are bound to the log records for the call only: a caller outside a task (a
-    test, a command) finds its own context as it left it.
+    The job's ids stay bound to the log records after it returns (Celery's own line about the
+    task carries them); the task's end clears them (``worker.logs``).
     """
-    with logs.bound(job_id=job_id):
-        return _run_job(rt, job_id, worker=worker)
-
-
-def _run_job(rt: Runtime, job_id: str, *, worker: str) -> dict[str, Any]:
     what = f"job {job_id}"
     job = patiently(rt, lambda: jobs.get_job(rt.db, job_id=job_id), what=what)
     logs.bind(job_id=job_id, session_id=job.session_id, trigger=job.trigger, attempt=job.attempt)

@@ -32,7 +32,7 @@ from tests.support.worker_fixtures import (
     settings,
     token_counts,
 )
-from worker import cooldowns, keys, logs
+from worker import cooldowns, keys
 from worker.compaction import (
     Decision,
     GuardedSummarizer,
@@ -385,10 +385,3 @@ def test_odd_characters_in_summaries_and_errors_are_stored_on_every_database(
     finally:
         close_runtime(scripted)
         close_runtime(failing)
-
-
-def test_a_job_run_in_process_leaves_the_callers_log_context_as_it_was(rt: Runtime) -> None:
-    # Outside a Celery task (a test, a command) nobody clears the context after the job.
-    before = dict(logs.context_fields())
-    run_job(rt, seed_job(rt.db, seed_session(rt.db)), worker=WORKER)
-    assert dict(logs.context_fields()) == before
