@@ -20,8 +20,8 @@ from api.docs import install_docs
 from api.errors import install_error_handlers
 from api.limits import BodyLimitMiddleware
 from api.metrics import ApiMetrics, RequestMetricsMiddleware
-from api.request_context import RequestContextMiddleware
 from api.openapi import DocumentedApi
+from api.request_context import RequestContextMiddleware
 from api.routes import archive, callbacks, health, jobs, lifecycle, sessions, tools
 from worker import encodings
 from worker.celery_app import make_celery
