@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -104,6 +105,26 @@ def active_cooldown(client: redis.Redis, *, session_id: str, endpoint: str) -> C
         if c is not None and c.remaining_s() > 0
     ]
     return max(found, key=lambda c: c.until, default=None)
+
+
+def active_cooldowns(
+    client: redis.Redis, *, session_ids: Sequence[str], endpoint: str
+) -> dict[str, Cooldown]:
+    """``active_cooldown`` for many sessions in one round trip: those with one active."""
+    if not session_ids:
+        return {}
+    raw_endpoint, *raw_sessions = client.mget(
+        [keys.endpoint_cooldown(endpoint), *(keys.session_cooldown(s) for s in session_ids)]
+    )
+    shared = _decode("endpoint", raw_endpoint)
+    out = {}
+    for session_id, raw in zip(session_ids, raw_sessions, strict=True):
+        found = [
+            c for c in (_decode("session", raw), shared) if c is not None and c.remaining_s() > 0
+        ]
+        if found:
+            out[session_id] = max(found, key=lambda c: c.until)
+    return out
 
 
 def _decode(scope: Scope, raw: object) -> Cooldown | None:

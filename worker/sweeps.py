@@ -18,15 +18,15 @@ import redis
 from kombu.exceptions import OperationalError as BrokerError
 
 from worker import hygiene, keys, metrics
-from worker.cooldowns import active_cooldown, endpoint_id
+from worker.cooldowns import Cooldown, active_cooldowns, endpoint_id
 from worker.enqueue import enqueue_job
 from worker.runtime import Runtime
 from worker.settings import Settings
 from worker.store import idempotency, jobs
 from worker.store.db import Database
 from worker.store.errors import JobFencedError, OpenJobExistsError
-from worker.store.models import SessionRow
 from worker.store.sessions import effective_tokens
+from worker.store.sweep_candidates import SweepCandidate, SweepRules, sweep_candidates
 
 log = logging.getLogger(__name__)
 BROKER_ERRORS = (BrokerError, redis.RedisError, OSError)
@@ -71,49 +71,55 @@ def preview_idle_sessions(
 def _pick(
     db: Database, settings: Settings, redis_client: redis.Redis | None, *, now: datetime | None
 ) -> tuple[list[SweepPick], int]:
-    """The sessions the sweep's hygiene decision says to compact, and how many were idle."""
-    candidates = jobs.idle_sessions(
-        db,
-        idle_for=timedelta(hours=settings.sweep_idle_hours),
-        min_utilization=settings.sweep_threshold,
-        limit=settings.sweep_batch_limit,
-        now=now,
+    """The sessions the sweep's hygiene decision says to compact, and how many the database
+    offered: one query for the batch, one Redis read for its cooldowns."""
+    candidates = sweep_candidates(
+        db, rules=_rules(settings), limit=settings.sweep_batch_limit, now=now
     )
+    cooldowns: dict[str, Cooldown] = {}
+    if redis_client is not None:
+        cooldowns = active_cooldowns(
+            redis_client,
+            session_ids=[c.session.id for c in candidates],
+            endpoint=endpoint_id(settings),
+        )
     picks = []
-    for session in candidates:
-        decision = _sweep_decision(db, settings, redis_client, session, now=now)
+    for c in candidates:
+        decision = _sweep_decision(settings, c, cooldowns.get(c.session.id))
         if decision is not None:
-            tokens = effective_tokens(session)
-            picks.append(SweepPick(session.id, tokens, decision.threshold_tokens,
-                                   session.last_activity_at, job_id=None))  # fmt: skip
+            picks.append(SweepPick(c.session.id, effective_tokens(c.session),
+                                   decision.threshold_tokens, c.session.last_activity_at,
+                                   job_id=None))  # fmt: skip
     return picks, len(candidates)
 
 
+def _rules(s: Settings) -> SweepRules:
+    return SweepRules(
+        idle_for=timedelta(hours=s.sweep_idle_hours),
+        threshold=s.sweep_threshold,
+        min_messages=s.min_messages,
+        thrash_strikes=s.thrash_strikes,
+        max_auto_per_hour=s.max_auto_compactions_per_hour,
+    )
+
+
 def _sweep_decision(
-    db: Database,
-    s: Settings,
-    redis_client: redis.Redis | None,
-    session: SessionRow,
-    *,
-    now: datetime | None,
+    s: Settings, candidate: SweepCandidate, cooldown: Cooldown | None
 ) -> hygiene.Decision | None:
     """The hygiene decision at the sweep's threshold, when it says enqueue."""
-    state = jobs.hygiene_state(db, session_id=session.id, now=now)
-    cooldown = None
-    if redis_client is not None:
-        cooldown = active_cooldown(redis_client, session_id=session.id, endpoint=endpoint_id(s))
+    session = candidate.session
     decision = hygiene.decide(
-        tokens=effective_tokens(state.session),
-        context_length=state.session.context_length,
+        tokens=effective_tokens(session),
+        context_length=session.context_length,
         threshold=s.sweep_threshold,
-        active_messages=state.session.message_count,
+        active_messages=session.message_count,
         min_messages=s.min_messages,
-        open_job_id=state.open_job_id,
+        open_job_id=None,  # the query leaves out sessions with one
         cooldown=cooldown,
-        ineffective_count=state.session.ineffective_count,
-        thrash_until_tokens=state.session.thrash_until_tokens,
+        ineffective_count=session.ineffective_count,
+        thrash_until_tokens=session.thrash_until_tokens,
         thrash_strikes=s.thrash_strikes,
-        auto_jobs_last_hour=state.auto_jobs_last_hour,
+        auto_jobs_last_hour=candidate.auto_jobs_last_hour,
         max_auto_per_hour=s.max_auto_compactions_per_hour,
     )
     return decision if decision.enqueue else None

@@ -35,6 +35,8 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    cast,
+    or_,
     text,
 )
 from sqlalchemy.engine import Dialect
@@ -134,6 +136,23 @@ class SessionRow(Base):
     last_compacted_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
     __table_args__ = (Index("ix_sessions_last_activity_at", "last_activity_at"),)
+
+
+# The share of its window a session's own count fills, kept current by the database: an index
+# on it makes the sweep's size test an index condition. Only sessions with activity since their
+# last compaction are in it (the sweep wants no others), so a query must repeat that predicate.
+SESSION_UTILIZATION = cast(SessionRow.token_total, Float) / SessionRow.context_length
+UNCOMPACTED_ACTIVITY = or_(
+    SessionRow.last_compacted_at.is_(None),
+    SessionRow.last_compacted_at < SessionRow.last_activity_at,
+)
+SWEEP_UTILIZATION_INDEX = "ix_sessions_sweep_utilization"
+Index(
+    SWEEP_UTILIZATION_INDEX,
+    SESSION_UTILIZATION,
+    sqlite_where=UNCOMPACTED_ACTIVITY,
+    postgresql_where=UNCOMPACTED_ACTIVITY,
+)
 
 
 class MessageRow(Base):
