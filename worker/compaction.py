@@ -35,7 +35,7 @@ from worker.compressor.report import CompactionReport, CompactionResult
 from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
 from worker.encodings import counter_for_model
 from worker.enqueue import enqueue_callback
-from worker.errors import JobDeadlineError, LockBusyError, LockLostError
+from worker.errors import JobDeadlineError, LLMPoolBusyError, LockBusyError, LockLostError
 from worker.locks import Lease, acquire, held
 from worker.runtime import Runtime
 from worker.store import jobs
@@ -46,13 +46,15 @@ from worker.store.sessions import get_session
 log = logging.getLogger(__name__)
 
 # Operational trouble that a later attempt can get past: a database or broker that is down,
-# restarting or locked. Everything else is a property of the job and will not change.
+# restarting or locked, or no free connection to the LLM (our capacity, not the model's
+# failure). Everything else is a property of the job and will not change.
 RETRYABLE: tuple[type[BaseException], ...] = (
     sqlalchemy.exc.OperationalError,
     sqlalchemy.exc.InterfaceError,
     redis.ConnectionError,
     redis.TimeoutError,
     BrokerError,
+    LLMPoolBusyError,
 )
 
 

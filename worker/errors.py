@@ -5,6 +5,7 @@
     │   ├── LockBusyError           another job holds the session's lock: defer, never overlap
     │   └── LockLostError           our lease expired or was taken over: abort, write nothing
     ├── JobDeadlineError            the job ran past its soft time limit (error_class "timeout")
+    ├── LLMPoolBusyError            no free connection to the LLM in time: ours, not the model's
     ├── JobFailedError              the job finished failed: its task ends in Celery's FAILURE
     ├── CallbackDeliveryError       the callback endpoint failed (HTTP status or transport)
     └── LaunchError                 a component of the stack could not start (busy port, no URL)
@@ -45,6 +46,15 @@ class JobDeadlineError(WorkerError):
     """The job ran past its soft time limit; it fails with error_class ``timeout``."""
 
     error_class = "timeout"
+
+
+class LLMPoolBusyError(WorkerError):
+    """Every connection of the LLM client's pool stayed in use past the pool timeout.
+
+    The worker's own capacity ran out (the pool is sized to the worker's concurrency, so this
+    means something else holds connections): not the provider's failure, so no fallback to
+    another model and no cooldown; the job is retried like any operational trouble.
+    """
 
 
 class CallbackDeliveryError(WorkerError):

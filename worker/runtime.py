@@ -3,6 +3,9 @@
 Made on first use and shared by the threads of the pool (each of these is thread-safe). A
 forked child (prefork pool) must not reuse its parent's sockets, so it drops them and makes
 its own on first use.
+
+``settings.worker_concurrency`` sizes the pools: every thread of the worker may hold a
+database connection and an LLM call at once, and none waits for a free one.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from redis.retry import Retry
 
 from worker.compressor.summarizer import Summarizer
 from worker.settings import Settings, get_settings
-from worker.store.db import Database
+from worker.store.db import Database, is_sqlite, is_sqlite_file
 
 
 @dataclass
@@ -101,7 +104,7 @@ def build_runtime(settings: Settings, *, celery: Any = None) -> Runtime:
     url = broker_url(settings)
     return Runtime(
         settings=settings,
-        db=Database(settings.database_url),
+        db=Database(settings.database_url, **db_pool(settings)),
         redis=redis_client(url),
         make_summarizer=lambda: build_summarizer(settings),
         celery=celery if celery is not None else make_celery(settings),
@@ -109,18 +112,39 @@ def build_runtime(settings: Settings, *, celery: Any = None) -> Runtime:
     )
 
 
+# Headroom past one connection per thread, opened only when needed and closed when returned:
+# a use outside the jobs never makes a job wait for its connection.
+DB_POOL_OVERFLOW = 10
+
+
+def db_pool(settings: Settings) -> dict[str, Any]:
+    """Engine arguments for a database pool with a connection for every worker thread."""
+    if is_sqlite(settings.database_url) and not is_sqlite_file(settings.database_url):
+        return {}  # in-memory SQLite: one shared connection (StaticPool), nothing to size
+    return {"pool_size": settings.worker_concurrency, "max_overflow": DB_POOL_OVERFLOW}
+
+
 _current: Runtime | None = None
+_settings: Settings | None = None  # set by the worker command; else the environment's
 _current_lock = threading.Lock()
 
 
+def configure(settings: Settings) -> None:
+    """Build this process's runtime from ``settings`` (the worker command's, with its
+    ``--concurrency``) instead of the environment's."""
+    global _settings
+    with _current_lock:
+        _settings = settings
+
+
 def current() -> Runtime:
-    """This process's runtime, made from the environment's settings on first use."""
+    """This process's runtime, made on first use from the configured settings."""
     global _current
     with _current_lock:
         if _current is None:
             from worker.celery_app import celery_app
 
-            _current = build_runtime(get_settings(), celery=celery_app)
+            _current = build_runtime(_settings or get_settings(), celery=celery_app)
         return _current
 
 

@@ -62,7 +62,8 @@ class Settings(BaseSettings):
     max_auto_compactions_per_hour: int = Field(default=4, ge=1)
 
     # Worker.
-    worker_concurrency: int = Field(default=16, ge=1)  # threads: jobs wait on the LLM
+    # Threads (jobs wait on the LLM), and the size of the worker's LLM and database pools.
+    worker_concurrency: int = Field(default=16, ge=1)
     job_soft_time_limit_s: int = Field(default=840, ge=1)
     job_hard_time_limit_s: int = Field(default=900, ge=1)
     # A dead worker's job is handed out again this long after its worker last re-scored it (a

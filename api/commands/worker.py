@@ -22,7 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="threads (default): jobs wait on the LLM, not the CPU",
     )
     parser.add_argument(
-        "--concurrency", type=int, default=None, help="default: COMPACTION_WORKER_CONCURRENCY"
+        "--concurrency",
+        type=_positive_int,
+        default=None,
+        help="threads (or processes), each with its own LLM and database connection; "
+        "default: COMPACTION_WORKER_CONCURRENCY",
     )
     parser.add_argument(
         "--queues",
@@ -44,6 +48,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def worker_settings(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings this worker runs on: ``--concurrency`` replaces the environment's, so the
+    threads, the LLM connection pool and the database pool all follow the one number."""
+    if args.concurrency is None:
+        return settings
+    return settings.model_copy(update={"worker_concurrency": args.concurrency})
+
+
 def celery_argv(args: argparse.Namespace, concurrency: int) -> list[str]:
     from worker import keys
 
@@ -61,7 +80,7 @@ def celery_argv(args: argparse.Namespace, concurrency: int) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = get_settings()
+    settings = worker_settings(args, get_settings())
     port = args.metrics_port or settings.worker_metrics_port
     try:
         # First: it chooses where metric values live, before anything makes one.
@@ -79,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_worker(args: argparse.Namespace, settings: Settings) -> int:
+    from worker import runtime
     from worker.celery_app import broker_url, celery_app
 
     try:
@@ -86,5 +106,6 @@ def _run_worker(args: argparse.Namespace, settings: Settings) -> int:
     except LaunchError as exc:
         print(f"compaction worker: {exc}", file=sys.stderr)
         return 2
-    celery_app.worker_main(celery_argv(args, args.concurrency or settings.worker_concurrency))
+    runtime.configure(settings)  # the jobs' pools are sized from these, not the environment
+    celery_app.worker_main(celery_argv(args, settings.worker_concurrency))
     return 0

@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
@@ -38,6 +39,7 @@ from worker.compressor.errors import (
 )
 from worker.compressor.summarizer import SummaryRequest
 from worker.compressor.tokens import TokenCounter
+from worker.errors import LLMPoolBusyError
 from worker.settings import Settings
 from worker.summarizers import build_summarizer, close_summarizer
 from worker.summarizers.llm import LLMConfig, LLMSummarizer
@@ -476,6 +478,29 @@ def test_connect_timeout(listener_that_never_accepts: int) -> None:
     assert "ConnectTimeout" in str(info.value)
 
 
+def test_a_wait_for_a_pooled_connection_is_ours_not_a_model_failure(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.default = Reply.ok("slow").after(1.5)
+    with client(fake_openai, max_connections=1, connect_timeout_s=0.3) as llm:
+        holder = threading.Thread(target=llm.summarize, args=(make_request(),))
+        holder.start()  # takes the only connection for 1.5 s
+        wait_for(lambda: len(fake_openai.requests) == 1)
+        with pytest.raises(LLMPoolBusyError) as info:
+            llm.summarize(make_request())
+        holder.join()
+    assert not isinstance(info.value, SummarizerError)  # no fallback, no cooldown
+    assert "PoolTimeout" in str(info.value)
+    assert [r.model for r in fake_openai.requests] == [SMALL]  # the main model was not tried
+
+
+def wait_for(check: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
 # -- endpoint-level failures: no second model on the same dead endpoint ----------------------
 
 
@@ -571,6 +596,17 @@ def test_build_summarizer_uses_the_llm_when_a_base_url_is_set(fake_openai: FakeO
     finally:
         close_summarizer(summarizer)
     assert fake_openai.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_the_connection_pool_has_room_for_every_worker_thread(fake_openai: FakeOpenAI) -> None:
+    summarizer = build_summarizer(
+        Settings(llm_base_url=fake_openai.base_url, summary_model=SMALL, worker_concurrency=48)
+    )
+    try:
+        assert isinstance(summarizer, LLMSummarizer)
+        assert summarizer.config.max_connections == 48
+    finally:
+        close_summarizer(summarizer)
 
 
 @pytest.mark.parametrize("base_url", [None, "", "   "])

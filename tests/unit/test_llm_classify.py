@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from worker.compaction import Decision, decide
 from worker.compressor import errors
 from worker.compressor.errors import SummarizerError
 from worker.cooldowns import cooldown_seconds
+from worker.errors import LLMPoolBusyError
 from worker.settings import Settings
 from worker.summarizers.classify import (
     error_for_exception,
@@ -183,7 +185,6 @@ def test_long_messages_are_shortened() -> None:
         (httpx.ConnectTimeout("t"), "timeout"),
         (httpx.ReadTimeout("t"), "timeout"),
         (httpx.WriteTimeout("t"), "timeout"),
-        (httpx.PoolTimeout("t"), "timeout"),
         (httpx.ConnectError("refused"), "connection_error"),
         (httpx.ProxyError("proxy"), "connection_error"),
         (httpx.WriteError("reset while sending"), "connection_error"),
@@ -196,7 +197,15 @@ def test_long_messages_are_shortened() -> None:
 )
 def test_httpx_exceptions_map_by_type(exc: httpx.HTTPError, expected: str) -> None:
     error = error_for_exception(exc, model="m")
+    assert isinstance(error, SummarizerError)
     assert error.error_class == expected and type(exc).__name__ in str(error)
+
+
+def test_a_pool_timeout_is_a_retried_wait_not_a_summarizer_failure() -> None:
+    # The request never left the process: no fallback to the main model, no cooldown.
+    error = error_for_exception(httpx.PoolTimeout("t"), model="m")
+    assert isinstance(error, LLMPoolBusyError) and not isinstance(error, SummarizerError)
+    assert decide(error) is Decision.RETRY
 
 
 def test_every_error_class_has_a_cooldown_of_the_documented_length() -> None:

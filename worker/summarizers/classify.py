@@ -39,6 +39,7 @@ from worker.compressor.errors import (
     SummarizerTimeoutError,
     SummarizerUnavailableError,
 )
+from worker.errors import LLMPoolBusyError
 
 # Structured codes/types that say "the input does not fit": the caller splits it smaller.
 CONTEXT_CODES = frozenset(
@@ -192,10 +193,16 @@ def _is_context_overflow(status: int, info: ProviderError) -> bool:
     return status == 400 and (info.param in CONTEXT_PARAMS or info.reports_context_sizes)
 
 
-def error_for_exception(exc: httpx.HTTPError, *, model: str) -> SummarizerError:
-    """Translate an httpx exception raised while talking to ``model``."""
+def error_for_exception(exc: httpx.HTTPError, *, model: str) -> SummarizerError | LLMPoolBusyError:
+    """Translate an httpx exception raised while talking to ``model``.
+
+    A pool timeout is the one that is not a ``SummarizerError``: the request never left this
+    process, so it says nothing about the model or the provider.
+    """
     name = type(exc).__name__
     detail = f"{name} talking to model {model!r}: {exc}" if str(exc) else f"{name} ({model!r})"
+    if isinstance(exc, httpx.PoolTimeout):
+        return LLMPoolBusyError(f"every connection to the LLM stayed busy: {detail}")
     if isinstance(exc, httpx.TimeoutException):
         return SummarizerTimeoutError(detail, model=model)
     if isinstance(exc, httpx.UnsupportedProtocol):  # a base URL we cannot speak to

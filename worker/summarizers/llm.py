@@ -3,7 +3,8 @@
 One call is at most two models: the summary model, then (after a model-class failure) the main
 model, once. Failures become ``SummarizerError`` classes in ``classify`` and nowhere else; the
 caller decides what each means (the core: re-split, extractive fallback or abort; the task:
-cooldowns). What a call cost — latency, the provider's usage tokens, which model wrote it and
+cooldowns). A wait for a free pooled connection is this process's capacity, not the model's: it
+becomes ``LLMPoolBusyError``, which the core lets through and the task retries. What a call cost — latency, the provider's usage tokens, which model wrote it and
 whether the summary model failed first — comes back in ``SummaryResponse`` or on the error.
 
 Answers are streamed by default: the read timeout then bounds the gap between tokens rather than
@@ -79,7 +80,7 @@ class LLMConfig:
     temperature: float = 0.2
     stream: bool = True
     retry_after_max_wait_s: float = 10.0  # wait this long in the call; longer: raise, cool down
-    max_connections: int = 16
+    max_connections: int = 16  # one per thread that may call at once: no call waits for one
     max_answer_bytes: int = 16 * 1024 * 1024  # a summary is a few KB; past this, it is broken
 
     @classmethod
