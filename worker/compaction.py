@@ -172,12 +172,13 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
     for note in result.report.notes:  # re-splits, repaired tool pairs: worth an operator's look
         log.info("job %s (session %s): %s", claim.job_id, claim.session_id, note)
     timings = jobs.Timings(run_ms=_ms_since(started), llm_ms=result.report.llm_ms)
+    # Before the write-back, so that the cooldown is in place when the job is seen finished
+    # (a gateway's next write must not queue straight into the failing summarizer).
+    record_summarizer_outcome(rt, claim.session_id, result.report)
     try:
-        row = _save(rt, claim, lease, result, timings)
+        return _save(rt, claim, lease, result, timings)
     except LockLostError as exc:
         return _abort_lock_lost(rt, claim, exc, timings)
-    record_summarizer_outcome(rt, claim.session_id, result.report)
-    return row
 
 
 def _save(
@@ -287,7 +288,7 @@ class GuardedSummarizer:
 def record_summarizer_outcome(rt: Runtime, session_id: str, report: CompactionReport) -> None:
     """A failed summarizer puts the session (maybe the endpoint) on cooldown; a summary clears it.
 
-    Bookkeeping, after the result is saved: Redis being away loses the cooldown, not the job.
+    Bookkeeping: Redis refusing it (down, out of memory) loses the cooldown, never the summary.
     """
     try:
         _record_summarizer_outcome(rt, session_id, report)
