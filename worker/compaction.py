@@ -190,24 +190,44 @@ def _save(
 ) -> JobRow:
     """Write the result back, through an outage (the lock is checked again before each try)."""
     settings = rt.settings
-    tried = False
 
     def save() -> JobRow:
-        nonlocal tried
         lease.ensure_held()
-        if tried:
-            # An earlier try may have committed before its answer was lost.
-            job = jobs.get_job(rt.db, job_id=claim.job_id)
-            if job.attempt == claim.attempt and job.status in jobs.FINISHED_STATUSES:
-                return job
-        tried = True
         return jobs.write_back(
             rt.db, job_id=claim.job_id, attempt=claim.attempt, result=result, timings=timings,
             thrash_strikes=settings.thrash_strikes,
             ineffective_savings_pct=settings.ineffective_savings_pct,
         )  # fmt: skip
 
-    return patiently(rt, save, what=f"job {claim.job_id}: write-back")
+    return _written_once(
+        rt, claim.job_id, claim.attempt, save,
+        done=lambda job: job.status in jobs.FINISHED_STATUSES, what="write-back",
+    )  # fmt: skip
+
+
+def _written_once(
+    rt: Runtime,
+    job_id: str,
+    attempt: int,
+    write: Callable[[], JobRow],
+    *,
+    done: Callable[[JobRow], bool],
+    what: str,
+) -> JobRow:
+    """``write()`` through an outage: a try whose commit went through but whose answer was lost
+    is found on the next try (this attempt's job row, ``done``) instead of written again."""
+    tried = False
+
+    def once() -> JobRow:
+        nonlocal tried
+        if tried:
+            job = jobs.get_job(rt.db, job_id=job_id)
+            if job.attempt == attempt and done(job):
+                return job
+        tried = True
+        return write()
+
+    return patiently(rt, once, what=f"job {job_id}: {what}")
 
 
 def _abort_lock_lost(
@@ -335,19 +355,13 @@ def _fail(rt: Runtime, claim: jobs.JobClaim, error_class: str, error: str) -> Jo
 
 
 def _finish(rt: Runtime, job_id: str, *, attempt: int, **outcome: Any) -> JobRow:
-    """``jobs.finish_job`` through an outage; a try whose commit answer was lost is found done."""
-    tried = False
-
-    def finish() -> JobRow:
-        nonlocal tried
-        if tried:
-            job = jobs.get_job(rt.db, job_id=job_id)
-            if job.attempt == attempt and job.status == outcome["status"]:
-                return job
-        tried = True
-        return jobs.finish_job(rt.db, job_id=job_id, attempt=attempt, **outcome)
-
-    return patiently(rt, finish, what=f"job {job_id}: recording {outcome['status']}")
+    """``jobs.finish_job`` through an outage (see ``_written_once``)."""
+    status = outcome["status"]
+    return _written_once(
+        rt, job_id, attempt,
+        lambda: jobs.finish_job(rt.db, job_id=job_id, attempt=attempt, **outcome),
+        done=lambda job: job.status == status, what=f"recording {status}",
+    )  # fmt: skip
 
 
 def fail_job(rt: Runtime, job_id: str, exc: BaseException) -> dict[str, Any] | None:

@@ -7,7 +7,6 @@ Real worker processes (redelivery after kill -9, heartbeats) are in test_worker_
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
@@ -23,6 +22,7 @@ from tests.support.worker_fixtures import (
     BlockingSummarizer,
     RaisingSummarizer,
     close_runtime,
+    in_background,
     private_redis,
     rt,
     runtime_for,
@@ -63,21 +63,6 @@ WORKER = "test-host/1"
 
 def active(rt: Runtime, session_id: str) -> list[dict[str, Any]]:
     return [m.message for m in sessions.active_messages(rt.db, session_id=session_id)]
-
-
-def in_background(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, dict[str, Any]]:
-    """Run ``fn`` in a thread; its result or exception lands in the returned dict."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = fn(*args, **kwargs)
-        except BaseException as exc:  # handed to the test, which asserts on it
-            box["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    return thread, box
 
 
 @pytest.fixture

@@ -7,18 +7,19 @@ Redis that refuses writes. A summary in hand is never thrown away for a step tha
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import make_url
 
 from tests.support.faultproxy import FaultProxy
 from tests.support.worker_fixtures import (
     BlockingSummarizer,
     RaisingSummarizer,
     close_runtime,
+    in_background,
     private_redis,
     runtime_for,
     sample_messages,
@@ -38,20 +39,6 @@ pytestmark = pytest.mark.integration
 __all__ = ["private_redis", "settings"]  # fixtures, imported for pytest
 
 WORKER = "test-host/1"
-
-
-def in_background(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, dict[str, Any]]:
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = fn(*args, **kwargs)
-        except BaseException as exc:  # handed to the test, which asserts on it
-            box["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    return thread, box
 
 
 @pytest.fixture
@@ -93,8 +80,9 @@ def assert_compacted_once(rt: Runtime, telemetry: dict[str, Any]) -> None:
     assert session.message_count == telemetry["messages_after"]
 
 
-def test_a_job_outlasts_redis_going_away_for_longer_than_its_lock(
-    settings: Settings, redis_proxy: FaultProxy
+@pytest.mark.parametrize("fault", ["cut", "freeze"], ids=["redis-gone", "redis-frozen"])
+def test_a_job_outlasts_redis_away_for_longer_than_its_lock(
+    settings: Settings, redis_proxy: FaultProxy, fault: str
 ) -> None:
     summarizer = BlockingSummarizer()
     through = outage_settings(settings, redis_url=redis_proxy.url_for(str(settings.redis_url)))
@@ -102,22 +90,7 @@ def test_a_job_outlasts_redis_going_away_for_longer_than_its_lock(
     try:
 
         def outage() -> Any:
-            redis_proxy.cut()
-            return redis_proxy.heal
-
-        assert_compacted_once(rt, run_through(rt, summarizer, outage, seconds=6))
-    finally:
-        close_runtime(rt)
-
-
-def test_a_job_outlasts_a_frozen_redis(settings: Settings, redis_proxy: FaultProxy) -> None:
-    summarizer = BlockingSummarizer()
-    through = outage_settings(settings, redis_url=redis_proxy.url_for(str(settings.redis_url)))
-    rt = runtime_for(through, summarizer)
-    try:
-
-        def outage() -> Any:
-            redis_proxy.freeze()
+            getattr(redis_proxy, fault)()  # cut: refused; freeze: silence (a partition)
             return redis_proxy.heal
 
         assert_compacted_once(rt, run_through(rt, summarizer, outage, seconds=6))
@@ -143,8 +116,8 @@ def test_a_job_outlasts_redis_being_wiped(settings: Settings) -> None:
 @pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite has no network
 def test_a_job_outlasts_the_database_going_away(settings: Settings) -> None:
-    port = int(settings.database_url.split("@127.0.0.1:")[1].split("/")[0])
-    with FaultProxy(port) as proxy:
+    url = make_url(settings.database_url)
+    with FaultProxy(url.port or 5432, str(url.host)) as proxy:
         summarizer = BlockingSummarizer()
         through = outage_settings(settings, database_url=proxy.url_for(settings.database_url))
         rt = runtime_for(through, summarizer)

@@ -133,3 +133,18 @@ def rt(settings: Settings) -> Iterator[Runtime]:
     runtime = runtime_for(settings)
     yield runtime
     close_runtime(runtime)
+
+
+def in_background(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, dict[str, Any]]:
+    """Run ``fn`` in a thread; its result or exception lands in the returned dict."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the test, which asserts on it
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread, box
