@@ -20,6 +20,15 @@ from tests.deploy.files import ROOT
 
 UV = Path(sys.executable).parent / "uv"
 NEEDS_UPDATE = "needs to be updated"
+# Offline, uv can tell a lock is stale only from what its cache holds: with the index pages of
+# an earlier `uv lock` it says the lock needs updating; with a cache filled by `uv sync` alone
+# (a fresh machine) it cannot resolve the new pin and says so.
+CANNOT_RESOLVE = "No solution found"
+
+
+def refuses_as_stale(stderr: str) -> bool:
+    """uv's answer names a stale lock (or a pin it cannot resolve offline)."""
+    return NEEDS_UPDATE in stderr or CANNOT_RESOLVE in stderr
 
 
 def _add_dependency(text: str) -> str:
