@@ -1,4 +1,5 @@
-"""Compaction jobs: create, claim, write back, finish, and the reads around them.
+"""Compaction jobs: create, claim (worker/store/claims.py), write back, finish, and the reads
+around them.
 
 Each function is one transaction. A job moves ``queued -> running -> succeeded | skipped |
 aborted | failed``; ``attempt`` counts claims, and every write after the claim names the attempt
@@ -22,6 +23,7 @@ from worker.compressor.messages import to_wire_list
 from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
 from worker.store.archive_index import archive_active
+from worker.store.claims import JobClaim, claim_job, elapsed_ms
 from worker.store.db import Database
 from worker.store.errors import (
     JobFencedError,
@@ -39,7 +41,7 @@ from worker.store.models import (
     SessionRow,
     utcnow,
 )
-from worker.store.sessions import insert_rows, load_active, lock_session
+from worker.store.sessions import insert_rows, lock_session
 from worker.store.stats import JobStats, OpenJobs, job_stats, open_jobs
 
 __all__ = [
@@ -73,7 +75,6 @@ __all__ = [
 
 FINISHED_STATUSES = ("succeeded", "skipped", "aborted", "failed")
 AUTO_TRIGGERS = ("hygiene", "sweep")
-RECENT_SAVINGS_PASSES = 5
 _OPEN_JOB_INDEX = "uq_jobs_one_open_per_session"
 _BROKER_UNAVAILABLE = "broker_unavailable"
 
@@ -85,30 +86,6 @@ TELEMETRY_FIELDS = (
     "error_class", "error", "enqueued_at", "started_at", "finished_at",
     "queue_wait_ms", "run_ms", "llm_ms", "worker",
 )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class JobClaim:
-    """What a worker needs to run one attempt of a job: the snapshot and the compressor state."""
-
-    job_id: str
-    session_id: str
-    attempt: int
-    trigger: str
-    force: bool
-    focus_topic: str | None
-    model: str
-    context_length: int
-    upto_seq: int  # 0 when the session had no active message
-    snapshot_rewrite_count: int
-    messages: tuple[dict[str, Any], ...]  # wire dicts, active, seq <= upto_seq, in order
-    token_counts: tuple[int, ...]
-    previous_summary: str | None
-    compaction_count: int
-    recent_savings_pct: tuple[float, ...]  # this session's last passes, newest last
-    callback_url: str | None
-    enqueued_at: datetime
-    started_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,44 +152,6 @@ def add_job(
             raise translate_integrity_error(exc) from exc
         raise OpenJobExistsError(open_job_id(s, session_id) or "unknown", session_id) from exc
     return row
-
-
-def claim_job(db: Database, *, job_id: str, worker: str | None = None) -> JobClaim | None:
-    """Start (or restart) a job: None if it already finished, else a fresh snapshot to compact."""
-    with db.write() as s:
-        job = _locked_job(s, job_id)
-        if job.status not in OPEN_JOB_STATUSES:
-            return None  # a redelivered message after the job finished: nothing to do
-        session = _lock_session_of(s, job)
-        now = utcnow()
-        active = load_active(s, session_id=session.id)
-        job.status, job.worker = "running", worker
-        job.attempt += 1
-        if job.started_at is None:
-            job.queue_wait_ms = _ms(job.enqueued_at, now)
-        job.started_at = now
-        job.upto_seq = active[-1].seq if active else 0
-        job.snapshot_rewrite_count = session.rewrite_count
-        return JobClaim(
-            job_id=job.id,
-            session_id=session.id,
-            attempt=job.attempt,
-            trigger=job.trigger,
-            force=job.force,
-            focus_topic=job.focus_topic,
-            model=session.model,
-            context_length=session.context_length,
-            upto_seq=job.upto_seq,
-            snapshot_rewrite_count=session.rewrite_count,
-            messages=tuple(m.message for m in active),
-            token_counts=tuple(m.tokens for m in active),
-            previous_summary=session.previous_summary,
-            compaction_count=session.compaction_count,
-            recent_savings_pct=_recent_savings(s, session.id),
-            callback_url=session.callback_url,
-            enqueued_at=job.enqueued_at,
-            started_at=now,
-        )
 
 
 def write_back(
@@ -582,7 +521,7 @@ def _finish(
     if timings.llm_ms is not None:
         job.llm_ms = timings.llm_ms
     start = job.started_at or job.enqueued_at
-    job.run_ms = timings.run_ms if timings.run_ms is not None else _ms(start, now)
+    job.run_ms = timings.run_ms if timings.run_ms is not None else elapsed_ms(start, now)
 
 
 def _copy_report(job: JobRow, r: CompactionReport) -> None:
@@ -596,22 +535,3 @@ def _copy_report(job: JobRow, r: CompactionReport) -> None:
     job.redactions, job.aux_model_failed = r.redactions, r.aux_model_failed
     job.error_class, job.error = r.error_class, r.error
     job.llm_ms = r.llm_ms
-
-
-def _recent_savings(s: Session, session_id: str) -> tuple[float, ...]:
-    query = (
-        select(JobRow.savings_pct)
-        .where(
-            JobRow.session_id == session_id,
-            JobRow.status == "succeeded",
-            JobRow.savings_pct.is_not(None),
-        )
-        .order_by(JobRow.finished_at.desc())
-        .limit(RECENT_SAVINGS_PASSES)
-    )
-    newest_first = [float(v) for v in s.scalars(query) if v is not None]
-    return tuple(reversed(newest_first))
-
-
-def _ms(start: datetime, end: datetime) -> float:
-    return max(0.0, (end - start).total_seconds() * 1000.0)
