@@ -249,3 +249,42 @@ def test_our_own_counts_do_not_make_a_message_a_fact() -> None:
     said = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=150))[USER_MESSAGES]
     assert "The invoice number is 4471." in said
     assert "Thanks!" not in said
+
+
+def chat_with_early_facts() -> list[Message]:
+    """A tool-free chat: what lasts is said early (a fact the assistant took note of, a pick it
+    made when asked); then many newer requests, long answers and stock replies."""
+    msgs = [
+        user("By the way, I live in Leeds, so look for things nearby."),
+        assistant("Noted!"),
+        user("Which one?"),
+        assistant("Take the morning train: the evening one is always full. Anything else?"),
+    ]
+    for dish in DISHES:
+        msgs += [
+            user(f"Give me a quick recipe for {dish}, something easy"),
+            assistant(
+                f"For {dish}: fry an onion slowly, add the rest, then let it simmer for twenty "
+                "minutes and season at the end. Taste before serving and adjust the salt."
+            ),
+            user("Can you sum that up?"),
+            assistant("In two lines: the important bit first, the rest is optional."),
+        ]
+    return msgs
+
+
+DISHES = (
+    "lentil soup, fish tacos, ratatouille, shakshuka, risotto, paella, goulash, chili, dal, "
+    "minestrone, gazpacho, couscous, pad thai, ramen, curry, stew, frittata, quiche, pilaf, "
+    "gumbo, borscht, tagine, jambalaya, moussaka, lasagne, carbonara, pho, biryani"
+).split(", ")
+
+
+def test_in_a_small_budget_a_chat_keeps_what_lasts_before_what_is_newer() -> None:
+    sections = parse_sections(
+        extractive_summary(chat_with_early_facts(), previous=None, budget_tokens=500)
+    )
+    assert "I live in Leeds" in sections[USER_MESSAGES]
+    assert "Take the morning train: the evening one is always full." in sections["Key Decisions"]
+    # The stock reply given thirty times is not a decision worth the room.
+    assert "In two lines" not in sections["Key Decisions"]

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from worker.compressor.messages import ToolCall, assistant, user
-from worker.compressor.prose import read_prose
+from worker.compressor.prose import is_question, read_prose, user_tier
 
 
 def bash(call_id: str, command: str) -> ToolCall:
@@ -74,3 +74,102 @@ def test_steps_and_findings_are_not_decisions(text: str) -> None:
 def test_rules_in_more_languages_are_read_as_rules(rule: str) -> None:
     msgs = [user(f"Bonjour. {rule}"), assistant("ok")]
     assert [r.text for r in read_prose(msgs).rules] == [rule]
+
+
+# In a chat, a pick is often worded without a reason word: it answers "which one?", and the
+# reason follows a colon or a dash.
+ANSWERS = [
+    ("So which one?", "Book the dentist for the morning: afternoons there always run late."),
+    ("¿Tú qué harías?", "Ficaria com o contrato de 12 meses \u2014 o de 24 poupa pouco."),
+    ("Alors, je prends lequel ?", "Le vol du matin : l'après-midi il y a souvent du retard."),
+    ("选哪个\uff1f", "选靠窗的座位\uff1a过道那边总有人经过。"),
+]
+
+
+@pytest.mark.parametrize(("question", "answer"), ANSWERS, ids=[a[0] for a in ANSWERS])
+def test_the_opening_of_an_answer_to_a_short_question_is_a_decision(
+    question: str, answer: str
+) -> None:
+    msgs = [user(question), assistant(f"{answer} Tell me if you want more.")]
+    assert [d.text for d in read_prose(msgs).decisions] == [answer]
+
+
+def test_a_reply_to_a_statement_or_a_long_question_is_not_made_a_decision() -> None:
+    reply = "Quick version: an onion base, the main ingredient, then let it simmer."
+    for asked in ("My phone is slow since the update.", "How do I make a lentil dal for three?"):
+        assert read_prose([user(asked), assistant(reply)]).decisions == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dis-moi si tu as besoin d'autre chose.",  # French "chose" is a thing, not "chose"
+        "我建议这么安排\uff1a",  # a colon that ends the sentence leads into a list
+    ],
+)
+def test_false_friends_and_lead_ins_are_not_decisions(text: str) -> None:
+    assert read_prose([user("go"), assistant(text, [bash("c1", "ls")])]).decisions == ()
+
+
+def test_a_choice_with_a_strong_reason_outweighs_a_strong_reason_alone() -> None:
+    chosen = "I'll keep the retry loop because the API drops one call in fifty."
+    explained = "The cache misses because the key includes the timestamp."
+    weights = {
+        d.text: d.weight
+        for d in read_prose([user("go"), assistant(f"{chosen} {explained}")]).decisions
+    }
+    assert weights[chosen] > weights[explained] >= 3
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Il faut quels papiers pour le passeport ?", True),
+        ("Estou indecisa entre as duas, qual?", True),
+        ("对了\uff0c我的航班是 1 月 28 日 11:50 起飞\uff0c来得及吗\uff1f", True),
+        ("Le dimanche c'est pour la famille, pas de courses ce jour-là, ok ?", False),
+        ("No gluten for me, right?", False),
+        ("The build is green.", False),
+    ],
+)
+def test_a_question_is_told_from_a_statement_with_a_tag(text: str, asks: bool) -> None:
+    assert is_question(text) is asks
+
+
+def test_a_question_is_not_read_as_a_rule() -> None:
+    msgs = [user("Il faut quels papiers pour le passeport ?"), assistant("Une pièce d'identité.")]
+    assert read_prose(msgs).rules == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "times", "noted", "tier"),
+    [
+        ("Pas de réunions le vendredi, ok ?", 1, False, 0),  # a rule, then a tag
+        (
+            "对了\uff0c我的航班是 1 月 28 日 11:50 起飞\uff0c来得及吗\uff1f",
+            1,
+            False,
+            0,
+        ),  # a fact, then a question
+        ("Bueno, vivo en Coyoacán, así que busca cerca.", 1, True, 1),  # the reply took note
+        ("Bueno, vivo en Coyoacán, así que busca cerca.", 1, False, 2),
+        ("ok, lo pruebo y te cuento", 6, True, 3),  # a refrain
+        ("Il faut quels papiers pour le passeport ?", 1, False, 3),  # a rule word in a question
+        ("Parfait, merci.", 1, True, 4),
+        ("谢谢\uff01", 3, False, 4),
+    ],
+)
+def test_what_the_user_wrote_is_ranked_by_what_lasts(
+    text: str, times: int, noted: bool, tier: int
+) -> None:
+    assert user_tier(text, times=times, noted=noted) == tier
+
+
+def test_a_statement_the_assistant_only_took_note_of_is_marked() -> None:
+    msgs = [
+        user("Bueno, vivo en Coyoacán, así que busca cerca."),
+        assistant("¡Apuntado!"),
+        user("Quiero hacer empanadas esta noche."),
+        assistant("Claro. Sofríe la cebolla despacio, añade la carne y deja reposar el relleno."),
+    ]
+    assert [s.weight for s in read_prose(msgs).asks] == [1, 0]

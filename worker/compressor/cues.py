@@ -155,7 +155,7 @@ RULE = Cue(
 # weak reason people write most: the choice comes first, its reason after the mark.
 REASON = Cue(
     "because since so_that given_that given instead rather_than to_avoid in_order_to decided "
-    "decision chose choose opted going_with switch_to trade-off tradeoff",
+    "decision i_chose we_chose chose_to chose_a chose_an chose_the choose opted going_with switch_to trade-off tradeoff",
     "porque ya_que en_lugar_de en_lugar_del en_vez_de en_vez_del para_que para_evitar para_no "
     "de_modo_que dado_que puesto_que decidí elegí opté "
     "pois já_que visto_que em_vez_de em_vez_do em_vez_da em_lugar_de para_evitar decidi optei "
@@ -163,12 +163,12 @@ REASON = Cue(
     "au_lieu_des afin_de ,_car "
     "weil denn statt anstatt stattdessen anstelle damit entschieden ,_da "
     "perché invece_di потому_что вместо решил поскольку",
-    "因为 由于 而不是 而不用 而非 以免 为了 决定 这样 以便 从而 改用 采用 なので ので 代わりに 決めた",
+    "因为 由于 而不是 而不用 而非 以免 为了 决定 以便 从而 改用 采用 なので ので 代わりに 決めた",
 )
 WEAK_REASON = Cue(
     "so therefore hence that_way which_means which_lets :_ ;_ \u2014 _\u2013_",  # em, en dash
     ",_así donc deshalb quindi поэтому",
-    "所以 让 于是 因此 だから \uff1a \uff1b",  # fullwidth colon, semicolon
+    "所以 让 于是 因此 这样 だから \uff1a \uff1b",  # fullwidth colon, semicolon
 )
 CHOICE = Cue(
     "i'll i_will i'm i_am we'll we_will i'd i_would we'd my_plan the_plan plan decision better "
@@ -210,13 +210,21 @@ ASSISTANT = CueSet({"reason": REASON, "weak": WEAK_REASON, "blocker": BLOCKER})
 _CHOICE_OR_EXPLORE = CueSet({"choice": CHOICE, "explore": EXPLORE})
 
 
-def decision_weight(sentence: str, *, reason: bool, weak: bool) -> int:
+def decision_weight(sentence: str, *, reason: bool, weak: bool, answer: bool = False) -> int:
     """How surely ``sentence`` states a decision, given whether a strong or a weak reason word
-    stands in it: 3 for a strong reason (unless it only explains where to look), 2 for a weak
-    one beside a choice (not while exploring); below 2 it is none."""
+    stands in it: 4 for a strong reason beside a choice ("I'd keep X because Y"), 3 for a
+    strong reason alone (unless it only explains where to look), 2 for a weak one beside a
+    choice (not while exploring); below 2 it is none. ``answer``: the sentence opens a reply to
+    a short question, which makes it a choice in whatever words it is put (3 with a weak
+    reason: asked to pick, it picked and said why)."""
     if not (reason or weak):
         return 0
     found = _CHOICE_OR_EXPLORE.scan(sentence.lower())
+    choice = bool(found["choice"]) or answer
     if reason:  # "Let me look at x since ...": a reason to look, nothing decided
-        return 1 if found["explore"] and not found["choice"] else 3
-    return 1 + bool(found["choice"]) - bool(found["explore"])
+        if choice:
+            return 4
+        return 1 if found["explore"] else 3
+    if answer:  # asked to pick, it picked and said why
+        return 3
+    return 1 + choice - bool(found["explore"])

@@ -22,7 +22,14 @@ from worker.compressor.markers import summary_body
 from worker.compressor.messages import Message
 from worker.compressor.paths import text_paths
 from worker.compressor.prompts import SECTIONS
-from worker.compressor.prose import Prose, distinct, read_prose, states_fact
+from worker.compressor.prose import (
+    Prose,
+    decision_tier,
+    distinct,
+    read_prose,
+    states_fact,
+    user_tier,
+)
 from worker.compressor.summarizer import SummaryRequest, SummaryResponse
 from worker.compressor.tool_calls import named_paths
 from worker.compressor.tooluse import Shown, ToolUse, fixed_later, later_successes, read_tool_uses
@@ -69,7 +76,7 @@ class ExtractiveSummarizer:
 class _Facts:
     asks: list[str] = field(default_factory=list)  # user messages, in order
     rules: list[str] = field(default_factory=list)  # user sentences that state a rule
-    decisions: list[str] = field(default_factory=list)
+    decisions: dict[str, int] = field(default_factory=dict)  # quoted, by ``decision_tier``
     blockers: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
@@ -102,10 +109,14 @@ def extractive_summary(
     # Filled in order of importance: each takes at most its share of what is left.
     sections["Active Task"] = _active_task(facts, old, room.left // 4)
     room.take(sections["Active Task"])
+    said = {
+        _said(s.text, n): user_tier(s.text, times=n, noted=s.weight > 0)
+        for s, n in distinct(prose.asks)
+    }
     sections[USER_MESSAGES] = room.lines(
-        [*_old_lines(old, USER_MESSAGES), *(_said(s.text, n) for s, n in distinct(prose.asks))],
-        0.45 if uses else 0.8,  # in a chat without tools, what the user said is most of it
-        first=_rule_or_fact,
+        [*_old_lines(old, USER_MESSAGES), *said],
+        0.45 if uses else 0.6,  # in a chat without tools, what the user said is most of it
+        tier=lambda line: said.get(line, 2),
     )
     sections["Blocked"] = room.lines(
         [*_failures(uses, shown, open_only=True), *facts.blockers], 0.3, old=old.get("Blocked")
@@ -113,7 +124,12 @@ def extractive_summary(
     sections["Constraints & Preferences"] = room.lines(
         facts.rules, 0.3, old=old.get("Constraints & Preferences")
     )
-    sections["Key Decisions"] = room.lines(facts.decisions, 0.3, old=old.get("Key Decisions"))
+    sections["Key Decisions"] = room.lines(
+        list(facts.decisions),
+        0.3 if uses else 0.6,  # and what the assistant advised, the rest
+        old=old.get("Key Decisions"),
+        tier=lambda line: facts.decisions.get(line, 0),
+    )
     written = _unique(p for u in uses for p in u.written)
     sections["Active State"] = (
         "Files written in these turns:\n" + room.lines(written, 0.3)
@@ -164,15 +180,15 @@ class _Room:
         share: float,
         *,
         old: str | None = None,
-        first: Callable[[str], bool] | None = None,
+        tier: Callable[[str], int] | None = None,
     ) -> str:
         """Bullets for ``old``'s items then ``items``, within ``share`` of what is left: items
-        on the focus topic first, then those ``first`` picks, then the newest; shown in their
-        order."""
+        on the focus topic first, then by ``tier`` (lower first), the newest first within one;
+        shown in their order."""
         merged = _unique([*_bullets_of(old), *items])
         limit = max(self.floor, int(self.left * share))
-        picked = [i for i, item in enumerate(merged) if first(item)] if first else []
-        keep = self._pick(merged, limit, lambda i: size(i) + 3, first=picked)
+        tiers = [tier(item) for item in merged] if tier else [0] * len(merged)
+        keep = self._pick(merged, limit, lambda i: size(i) + 3, tiers)
         ordered = sorted(keep, key=lambda i: (not self._on_focus(merged[i]), i))
         text = "\n".join(f"- {merged[i]}" for i in ordered)
         if len(keep) < len(merged):
@@ -190,8 +206,8 @@ class _Room:
             return "None recorded."
         limit = max(2 * self.floor, int(self.left * share))
         texts = [f"{n}. {text}" for n, text in items]
-        important = [i for i, (_, t) in enumerate(items) if _IMPORTANT.search(t)]
-        keep = self._pick(texts, limit, lambda i: size(i) + 1, first=important)
+        tiers = [0 if _IMPORTANT.search(t) else 1 for _, t in items]
+        keep = self._pick(texts, limit, lambda i: size(i) + 1, tiers)
         shown = [texts[i] for i in sorted(keep)]
         if len(keep) < len(items):
             first, last = items[0][0], items[-1][0]
@@ -209,16 +225,21 @@ class _Room:
         texts: Sequence[str],
         limit: int,
         cost: Callable[[str], int],
-        first: Sequence[int] = (),
+        tiers: Sequence[int],
     ) -> set[int]:
-        on_focus = [i for i in range(len(texts)) if self._on_focus(texts[i])]
-        order = [*on_focus, *first, *range(len(texts) - 1, -1, -1)]
+        """Which of ``texts`` fit ``limit``: on the focus topic first, then by tier, the newest
+        first within one. A shorter item may take the place of one that did not fit, but not
+        one of a lower rank: nothing less important is shown while something more is left out."""
+        rank = [(not self._on_focus(text), tier) for text, tier in zip(texts, tiers, strict=True)]
+        order = sorted(range(len(texts)), key=lambda i: (rank[i], -i))
         keep: set[int] = set()
         used = 0
+        missed: tuple[bool, int] | None = None  # the rank of the first item that did not fit
         for i in order:
-            if i in keep:
-                continue
+            if missed is not None and rank[i] > missed:
+                break
             if used + cost(texts[i]) > limit:
+                missed = missed or rank[i]
                 continue
             keep.add(i)
             used += cost(texts[i])
@@ -246,7 +267,8 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
     facts = _Facts()
     facts.asks = [s.text for s in prose.asks]
     facts.rules = [quote(s.text, 300) for s in prose.rules]
-    facts.decisions = [f'"{quote(s.text, 320)}"' for s in prose.decisions]
+    for s, times in distinct(prose.decisions):
+        facts.decisions[f'"{quote(s.text, 320)}"'] = decision_tier(s, times)
     facts.blockers = [f'Assistant noted: "{quote(s.text, 300)}"' for s in prose.blockers]
     # A reply (an assistant message without tool calls) answers the questions before it.
     events = sorted(
@@ -269,14 +291,8 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
     return facts
 
 
-def _rule_or_fact(line: str) -> bool:
-    """What the user said (``line``, as quoted here) states a rule or a fact; the counts we add
-    ("said 3 times", "1,200 chars in all") are not theirs."""
-    said = _OUR_COUNTS.sub("", line)
-    return cues.RULE.search(said) or states_fact(said)
-
-
-_OUR_COUNTS = re.compile(r" \((?:said \d+ times|[\d,]+ chars in all)\)")
+def _rule_or_fact(sentence: str) -> bool:
+    return cues.RULE.search(sentence) or states_fact(sentence)
 
 
 def _said(text: str, times: int = 1) -> str:

@@ -21,7 +21,7 @@ from worker.compressor import cues
 from worker.compressor import ledger_scan as scan
 from worker.compressor.cuts import quote, size
 from worker.compressor.paths import text_paths
-from worker.compressor.prose import Prose, distinct, states_fact
+from worker.compressor.prose import Prose, Said, decision_tier, distinct, user_tier
 from worker.compressor.tooluse import Reading, Shown, ToolUse, fixed_later, later_successes
 from worker.compressor.turns import Turn
 
@@ -100,7 +100,8 @@ _RANK: dict[str, int] = {
     "file": 1,
     "user_rule": 2,
     "failed": 3,
-    "decision": 4,
+    "decision": 4,  # a choice with a strong reason
+    "likely_decision": 5,  # a strong reason alone, or a pick made when asked
     "user_file": 5,
     "error": 6,
     "weak_decision": 7,  # below what the user said: our reading, not their words
@@ -198,34 +199,34 @@ def _from_prose(prose: Prose) -> list[Entry]:
     rules: dict[int, list[str]] = {}
     for said in prose.rules:
         rules.setdefault(said.at, []).append(said.text)
-    for said, _ in distinct(prose.asks):
-        out += _user_entries(said.text, said.at, rules)
-    for said in prose.decisions:
+    for said, times in distinct(prose.asks):
+        out += _user_entries(said, rules, times)
+    for said, times in distinct(prose.decisions):
         quoted = quote(said.text, _QUOTE_CHARS)
         needle = quoted.split("…[", 1)[0]
-        rank = _RANK["decision"] if said.weight >= 3 else _RANK["weak_decision"]
+        rank = _DECISION_RANKS[decision_tier(said, times)]
         out.append(Entry("decision", f'"{quoted}"', (needle,), rank, said.at))
     return out
 
 
-def _user_entries(text: str, order: int, rules: Mapping[int, list[str]]) -> list[Entry]:
+def _user_entries(said: Said, rules: Mapping[int, list[str]], times: int) -> list[Entry]:
     """What the user said: a short message whole; of a long one its opening, its rules and
     the sentences that name something; and the files they named. ``rules``: by message index,
     the sentences the prose reader found a rule in."""
-    stripped = text.strip()
+    order = said.at
+    stripped = said.text.strip()
     out = [
         Entry("user_file", p, (p,), _RANK["user_file"], order)
         for p in text_paths(stripped[:20_000])
     ]
     if len(stripped) <= _QUOTE_CHARS:
-        said = [" ".join(stripped.split())]
-        rule = bool(cues.RULE.search(said[0]))
-        return [*out, _said(said[0], order, _user_rank(said[0], rule=rule))]
+        whole = " ".join(stripped.split())
+        return [*out, _said(whole, order, _user_rank(whole, times, said.weight > 0))]
     # A long message (a pasted task, a log) is the summary's to condense: the ledger keeps its
     # opening sentence and the sentences that state a rule or name someone or something.
     first = next(cues.sentences(stripped[:20_000]), None)
     if first is not None:
-        out.append(_said(first[1], order, _user_rank(first[1], rule=False)))
+        out.append(_said(first[1], order, _user_rank(first[1], times, said.weight > 0)))
     kept = [*rules.get(order, ()), *(s for _, s in _named_facts(stripped))]
     out += [_said(sentence, order, _RANK["user_rule"]) for sentence in dict.fromkeys(kept)]
     return out
@@ -244,17 +245,25 @@ def _said(sentence: str, order: int, rank: int) -> Entry:
     return Entry("user", f'"{quoted}"', (quoted.split("…[", 1)[0],), rank, order)
 
 
-def _user_rank(sentence: str, *, rule: bool) -> int:
+def _user_rank(sentence: str, times: int, noted: bool) -> int:
     """A rule or a fact first; then a statement; a question or a short reply last."""
-    if rule or states_fact(sentence):
-        return _RANK["user_rule"]
-    if (
-        "?" in sentence
-        or "\uff1f" in sentence
-        or (len(sentence.split()) < 3 and len(sentence) < 12)
-    ):
-        return _RANK["user_reply"]
-    return _RANK["user"]
+    return _USER_RANKS[user_tier(sentence, times=times, noted=noted)]
+
+
+_DECISION_RANKS = (
+    _RANK["decision"],
+    _RANK["likely_decision"],
+    _RANK["weak_decision"],
+    _RANK["id"],
+    _RANK["id"],
+)
+_USER_RANKS = (
+    _RANK["user_rule"],
+    _RANK["user_rule"],
+    _RANK["user"],
+    _RANK["user_reply"],
+    _RANK["user_reply"],
+)
 
 
 _NAMED = re.compile(r"\S@\S|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")

@@ -26,7 +26,9 @@ _DECISION_WEIGHT = 2
 class Said(NamedTuple):
     at: int  # the message's index in the transcript
     text: str
-    weight: int = 0  # decisions: how surely it is one (``cues.decision_weight``)
+    # Decisions: how surely it is one (``cues.decision_weight``); user messages: 1 when the
+    # reply only took note of it.
+    weight: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,8 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
     decisions: list[Said] = []
     blockers: list[Said] = []
     replies: list[Said] = []
+    asked = False  # the last thing the user wrote was a short question
+    last_user = -1
     for pos, msg in enumerate(msgs):
         if msg.role not in ("user", "assistant") or summary_body(msg) is not None:
             continue
@@ -70,11 +74,19 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
         head = text[:_READ_CHARS]
         if msg.role == "user":
             asks.append(Said(at, text))
+            last_user = at
             offsets = cues.RULE.offsets(head.lower())
-            rules += [Said(at, s) for _, s in _sentences_at(head, offsets)]
+            rules += [Said(at, s) for _, s in _sentences_at(head, offsets) if not is_question(s)]
+            asked = _short_question(head)
             continue
+        # The opening sentence of a reply to a short question answers it: a pick, however
+        # worded.
+        opening = _opening(head) if asked and not msg.tool_calls else -1
+        asked = False
         if not msg.tool_calls:
             replies.append(Said(at, text))
+            if asks and asks[-1].at == last_user and _acknowledges(text, most=_NOTED_CHARS):
+                asks[-1] = asks[-1]._replace(weight=1)  # "Noted.": the user told, not asked
         elif _too_short(text):
             continue  # nothing decided or blocked in so few words
         found = cues.ASSISTANT.scan(head.lower())
@@ -86,7 +98,9 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             weight = cues.decision_weight(
                 sentence,
                 reason=_within(found["reason"], start, end),
-                weak=_within(found["weak"], start, end),
+                # A colon that ends the sentence leads into a list; it gives no reason.
+                weak=_within(found["weak"], start, end - 1),
+                answer=start == opening,
             )
             if weight >= _DECISION_WEIGHT:
                 decisions.append(Said(at, _with_stated_reason(head, start, sentence), weight))
@@ -132,6 +146,99 @@ _FACT = re.compile(r"\d|@|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚ�
 def states_fact(sentence: str) -> bool:
     """``sentence`` names a number, an address or a person: a fact worth keeping."""
     return _FACT.search(sentence) is not None
+
+
+def user_tier(text: str, *, times: int = 1, noted: bool = False) -> int:
+    """How much what the user wrote (``text``, said ``times`` times) is worth keeping, lower
+    first: 0 it sets a rule or names a fact outside a question; 1 the assistant only took note
+    of it (``noted``); 2 another statement; 3 a question (answered in the turns that follow);
+    4 a short acknowledgement. A statement said again and again is a refrain, ranked with the
+    questions; a rule said again stays first."""
+    asked = _questions(text)
+    stated = _without(text, asked)
+    if cues.RULE.search(stated) or states_fact(stated):
+        return 0
+    if _acknowledges(text):
+        return 4
+    if asked:
+        return 3
+    if times > 1:
+        return 3
+    return 1 if noted else 2
+
+
+def decision_tier(said: Said, times: int = 1) -> int:
+    """How surely ``said`` (said ``times`` times) is a decision, lower first: 0 a choice with
+    a strong reason, 1 a strong reason, 2 a weaker one; a decision given again and again (the
+    same advice for every ask) is a stock phrase, two tiers lower."""
+    return min(4 - said.weight, 2) + (2 if times > 1 else 0)
+
+
+def is_question(text: str) -> bool:
+    """``text`` asks something: a question mark (Latin or CJK) ends a clause that is more than
+    a tag ("…, ok?" states, then checks)."""
+    return bool(_questions(text))
+
+
+def _questions(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each clause of ``text`` that asks something."""
+    found = []
+    for mark in _QUESTION_MARK.finditer(text):
+        head = text[: mark.start()]
+        start = max(head.rfind(c) for c in _CLAUSE_MARKS) + 1
+        if head[start:].strip(" ¿¡").lower() not in _TAGS:
+            found.append((start, mark.end()))
+    return found
+
+
+# What ends a statement to check it was heard, not to ask: "…, ok?", "¿vale?" (and CJK's).
+_TAG_WORDS = "ok okay right yes no eh huh vale sí si verdad oui non hein né não sim ja nein oder"
+_TAGS = frozenset([*_TAG_WORDS.split(), "好吗", "对吧", "行吗", "是吧", "可以吗", "好不好", "ね"])
+
+
+def _short_question(text: str) -> bool:
+    """The last thing ``text`` asks is a few words ("So which one?", "¿Tú qué harías?"): it
+    asks about what was just said, so the reply's opening is a pick, not a lecture."""
+    asked = _questions(text)
+    if not asked:
+        return False
+    start, end = asked[-1]
+    clause = text[start:end].strip()
+    return len(clause) <= 12 if cues.is_cjk(clause) else len(clause.split()) <= 6
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    pieces, pos = [], 0
+    for start, end in spans:
+        pieces.append(text[pos:start])
+        pos = end
+    pieces.append(text[pos:])
+    return " ".join(pieces)
+
+
+_QUESTION_MARK = re.compile(r"[?\uff1f]")
+_CLAUSE_MARKS = ",;:.!\n\uff0c\u3001\u3002\uff01\uff1b"  # and their CJK forms
+
+
+def _acknowledges(text: str, most: int = 24) -> bool:
+    """A reply with nothing in it to keep ("Thanks!", "ok, got it"): a few words under
+    ``most`` characters (in CJK, a quarter as many)."""
+    stripped = text.strip()
+    if cues.is_cjk(stripped):
+        return len(stripped) < most // 4
+    return len(stripped) < most and len(stripped.split()) < max(3, most // 6)
+
+
+# An answer this short ("Got it, I'll keep that in mind.") acknowledges what the user said.
+_NOTED_CHARS = 40
+
+
+def _opening(text: str) -> int:
+    """Where the first sentence of ``text`` starts."""
+    first = next(cues.sentences(text), None)
+    return first[0] if first is not None else -1
 
 
 def _too_short(text: str) -> bool:
