@@ -45,7 +45,7 @@ def test_upgrade_head_matches_the_models(database_url: str) -> None:
                     UserWarning,
                 )
                 assert compare_metadata(context, Base.metadata) == []
-            assert context.get_current_revision() == "0004"
+            assert context.get_current_revision() == "0005"
             partial = [
                 i
                 for i in inspect(conn).get_indexes("jobs")
@@ -84,7 +84,7 @@ def test_migrating_again_changes_nothing(database_url: str) -> None:
     try:
         with db.read() as s:
             assert s.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
-                "0004"
+                "0005"
             ]
     finally:
         db.dispose()

@@ -8,8 +8,9 @@ exactly the archived messages, and each distinct text of a session's archive is 
 turns' text, not for the whole transcript again, and a search finds each text once. The text is extracted here in Python rather than by database triggers:
 it decodes the JSON inside tool arguments and outputs (search_text.py), which SQL would have to
 do twice, once per dialect, and a trigger that met malformed JSON would fail the write-back.
-On SQLite, the FTS5 index follows ``archive_text`` through triggers (migration 0003): plain
-SQL with nothing to decode, and nothing can write the table without them.
+On SQLite, ``index_messages`` writes the new texts to the FTS5 table itself, in one batch in
+the same transaction (an insert trigger made FTS5 write a segment per row: migration 0005);
+deletes and body updates follow ``archive_text`` through triggers (migration 0003).
 """
 
 from __future__ import annotations
@@ -18,10 +19,18 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from worker.store.models import ArchiveKeyRow, ArchiveTextRow, MessageRow, utcnow
+from worker.store.models import (
+    SQLITE_SEARCH_TABLE,
+    ArchiveKeyRow,
+    ArchiveTextRow,
+    Base,
+    DerivedText,
+    MessageRow,
+    utcnow,
+)
 from worker.store.search_text import (
     searchable_text,
     text_digest,
@@ -32,6 +41,12 @@ from worker.store.search_text import (
 SEQ_BITS = 32  # archive_text.id = archive key << SEQ_BITS | seq
 MAX_SEQ = (1 << SEQ_BITS) - 1
 _CHUNK = 500  # ids or digests a statement, under every driver's parameter limit
+# Core statements: the ORM's bulk insert splits the rows into one batch per set of non-null
+# columns, and builds them again.
+_INSERT_TEXT = insert(Base.metadata.tables[ArchiveTextRow.__tablename__])
+_INSERT_FTS = text(
+    f"INSERT INTO {SQLITE_SEARCH_TABLE}(rowid, body) VALUES (:id, :body)"
+).bindparams(bindparam("body", type_=DerivedText()))  # as archive_text stores it
 
 
 def archive_row_id(key: int, seq: int) -> int:
@@ -83,7 +98,19 @@ def index_messages(s: Session, *, session_id: str, rows: Sequence[tuple[int, int
             entry["body"] = None
         else:
             held.add(entry["digest"])
-    s.execute(insert(ArchiveTextRow), entries)
+    conn = s.connection()
+    conn.execute(_INSERT_TEXT, entries)
+    _index_for_search(conn, entries)
+
+
+def _index_for_search(conn: Connection, entries: Sequence[Mapping[str, Any]]) -> None:
+    """SQLite: the new texts into the FTS5 table, one batch. PostgreSQL's GIN index is kept by
+    the database."""
+    if conn.dialect.name != "sqlite":
+        return
+    fresh = [{"id": e["id"], "body": e["body"]} for e in entries if e["body"] is not None]
+    if fresh:
+        conn.execute(_INSERT_FTS, fresh)
 
 
 def _entry(
