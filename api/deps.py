@@ -77,7 +77,15 @@ def get_context(request: Request) -> ApiContext:
     return context
 
 
-Context = Annotated[ApiContext, Depends(get_context)]
+# The dependencies below are ``async def``: they never block, and FastAPI runs a plain ``def``
+# dependency in its thread pool, a thread hop each on every request.
+
+
+async def context_dependency(request: Request) -> ApiContext:
+    return get_context(request)
+
+
+Context = Annotated[ApiContext, Depends(context_dependency)]
 
 
 # Only documents the scheme (and gives /docs its Authorize button): ``token_refusal`` decides.
@@ -88,7 +96,7 @@ bearer_scheme = HTTPBearer(
 )
 
 
-def require_token(
+async def require_token(
     request: Request,
     context: Context,
     _: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
@@ -106,7 +114,7 @@ def require_token(
 _VERSION_TAG = re.compile(r'^\s*(?:W/)?"?(\d{1,18})"?\s*$')
 
 
-def parse_if_match(
+async def parse_if_match(
     if_match: Annotated[str | None, Header(description='the version, e.g. "3"')] = None,
 ) -> int | None:
     if if_match is None:

@@ -1,9 +1,11 @@
 """What PUT, append and manual compact do between the HTTP layer and the store.
 
-Validate everything first (invalid input changes nothing) and count tokens once. Then ONE
-transaction: lock the session, answer a retried ``Idempotency-Key`` from what it stored, else
-write the turns, decide hygiene, create the job when it says ``enqueued``, and keep the answer
-under the key. The job is sent to the broker after the commit. Once the write has committed
+Validate everything first (invalid input changes nothing) and count tokens once (a PUT names
+its model; an append counts with the session's, read under the lock). Then ONE transaction:
+lock the session, answer a retried ``Idempotency-Key`` from what it stored, else write the
+turns, decide hygiene, create the job when it says ``enqueued``, and keep the answer under the
+key. An append below the threshold is four statements: the lock, the turns, the session's
+counters, the open job (two more with a key: its lookup and the kept answer). The job is sent to the broker after the commit. Once the write has committed
 its answer is the stored result, whatever fails next: a broker that cannot take the job makes
 the job ``failed`` (``broker_unavailable``) and the answer says so, with 200 and no Retry-After,
 because the turns are stored and must not be sent again. Only a request that stored nothing
@@ -28,16 +30,16 @@ from api.deps import ApiContext
 from api.errors import ApiProblem
 from api.limits import check_message_limits
 from api.schemas import AppendIn, CompactIn, HygieneAnswer, HygieneOut, SnapshotIn
-from worker.compressor.messages import parse_messages
+from worker.compressor.messages import Message, parse_messages
 from worker.cooldowns import Cooldown, active_cooldown, endpoint_id
 from worker.encodings import counter_for_model
 from worker.enqueue import enqueue_job
 from worker.hygiene import Decision, decide
 from worker.store import idempotency, jobs, sessions
-from worker.store.errors import JobFencedError, OpenJobExistsError
+from worker.store.errors import JobFencedError, OpenJobExistsError, SessionNotFoundError
 from worker.store.idempotency import Scope, StoredAnswer
-from worker.store.models import JobRow, SessionRow
-from worker.store.sessions import effective_tokens
+from worker.store.models import JobRow
+from worker.store.sessions import SessionState, effective_tokens
 
 log = logging.getLogger(__name__)
 BROKER_ERRORS = (KombuOperationalError, redis.RedisError, OSError)
@@ -66,16 +68,19 @@ class Reply:
     replayed: bool = False  # answered from the Idempotency-Key: nothing was written
 
 
-WriteTurns = Callable[[Session, SessionRow | None], SessionRow]
+WriteTurns = Callable[[Session, SessionState | None], SessionState]
 
 
-def count_tokens(context: ApiContext, messages: Sequence[Any], *, model: str) -> list[int]:
-    """Check limits and the wire format (422/413 naming the message), then count each one."""
+def check_messages(context: ApiContext, messages: Sequence[Any]) -> list[Message]:
+    """Check limits and the wire format (413/422 naming the message); the parsed messages."""
     s = context.settings
     check_message_limits(
         messages, max_messages=s.max_messages_per_request, max_content_chars=s.max_content_chars
     )
-    parsed = parse_messages(list(messages))
+    return parse_messages(list(messages))
+
+
+def count_tokens(parsed: Sequence[Message], *, model: str) -> list[int]:
     counter = counter_for_model(model)
     return [counter.count_message(m) for m in parsed]
 
@@ -84,11 +89,11 @@ def put_snapshot(
     context: ApiContext, session_id: str, body: SnapshotIn, *, if_match: int | None, key: str | None
 ) -> Reply:
     """Store a full snapshot, decide hygiene; or the stored answer of the same request."""
-    token_counts = count_tokens(context, body.messages, model=body.model)
+    token_counts = count_tokens(check_messages(context, body.messages), model=body.model)
 
-    def write(s: Session, row: SessionRow | None) -> SessionRow:
+    def write(s: Session, state: SessionState | None) -> SessionState:
         return sessions.write_snapshot(
-            s, row, session_id=session_id, model=body.model, context_length=body.context_length,
+            s, state, session_id=session_id, model=body.model, context_length=body.context_length,
             messages=body.messages, token_counts=token_counts, prompt_tokens=body.prompt_tokens,
             if_match=if_match, callback_url=body.callback_url,
         )  # fmt: skip
@@ -100,12 +105,16 @@ def append(
     context: ApiContext, session_id: str, body: AppendIn, *, if_match: int | None, key: str | None
 ) -> Reply:
     """Append turns, decide hygiene; or the stored answer of the same request."""
-    model = sessions.get_session(context.db, session_id=session_id).model
-    token_counts = count_tokens(context, body.messages, model=model)
+    parsed = check_messages(context, body.messages)
 
-    def write(s: Session, row: SessionRow | None) -> SessionRow:
+    def write(s: Session, state: SessionState | None) -> SessionState:
+        if state is None:
+            raise SessionNotFoundError(session_id)
+        # Counted under the lock, with the model the session has now: one transaction, and a
+        # snapshot that changes the model cannot slip in between.
         return sessions.write_append(
-            s, row, session_id=session_id, messages=body.messages, token_counts=token_counts,
+            s, state, session_id=session_id, messages=body.messages,
+            token_counts=count_tokens(parsed, model=state.model),
             prompt_tokens=body.prompt_tokens, if_match=if_match,
         )  # fmt: skip
 
@@ -187,37 +196,42 @@ def _commit(
     with context.db.write() as s:
         # The session's row lock comes first: a concurrent request with the same key waits
         # here, then finds the key stored.
-        row = sessions.lock_session(s, session_id)
+        state = sessions.lock_state(s, session_id)
         stored = idempotency.lookup(s, scope) if scope is not None else None
         if stored is not None:
             return True, stored, None
-        row = write(s, row)
-        tokens = effective_tokens(row)
-        decision, new_job_id = _decide_in(context, s, row, tokens)
-        answer = _answer(row, tokens, decision)
+        state = write(s, state)
+        tokens = effective_tokens(state)
+        decision, new_job_id = _decide_in(context, s, state, tokens)
+        answer = _answer(state, tokens, decision)
         if scope is not None:
             idempotency.remember(s, scope, answer)
         return False, answer, new_job_id
 
 
 def _decide_in(
-    context: ApiContext, s: Session, row: SessionRow, tokens: int
+    context: ApiContext, s: Session, state: SessionState, tokens: int
 ) -> tuple[Decision, str | None]:
-    """The hygiene decision for the row just written, and the job it created (same transaction).
+    """The hygiene decision for the state just written, and the job it created (same
+    transaction).
 
-    Redis is asked for a cooldown only when the decision would enqueue (within the client's
-    socket timeout), so the decision and its job commit with the turns.
+    The open job is read on every write (it decides the answer); the automatic jobs of the last
+    hour and the cooldown (Redis, within the client's socket timeout) only when the decision
+    would otherwise enqueue: the rules before them do not depend on them.
     """
-    state = jobs.hygiene_state_in(s, session_id=row.id)
-    decision = _decide(context, state, row, tokens, cooldown=None)
+    open_id = sessions.open_job_of(s, state.id)
+    decision = _decide(context, state, tokens, open_job_id=open_id)
     if decision.enqueue:
-        cooldown = _cooldown(context, row.id)
-        if cooldown is not None:
-            decision = _decide(context, state, row, tokens, cooldown=cooldown)
+        recent = jobs.hygiene_state_in(s, session_id=state.id).auto_jobs_last_hour
+        cooldown = _cooldown(context, state.id)
+        decision = _decide(
+            context, state, tokens, open_job_id=open_id, auto_jobs_last_hour=recent,
+            cooldown=cooldown,
+        )  # fmt: skip
     if not decision.enqueue:
         return decision, None
     try:
-        job = jobs.add_job(s, session_id=row.id, trigger="hygiene")
+        job = jobs.add_job(s, session_id=state.id, trigger="hygiene")
     except OpenJobExistsError as exc:  # a manual or sweep job got there first
         already = dataclasses.replace(
             decision,
@@ -229,14 +243,14 @@ def _decide_in(
     return dataclasses.replace(decision, job_id=job.id), job.id
 
 
-def _answer(row: SessionRow, tokens: int, decision: Decision) -> StoredAnswer:
+def _answer(state: SessionState, tokens: int, decision: Decision) -> StoredAnswer:
     """The hygiene answer: 202 while a job is open for the session, else 200."""
     body = HygieneReply(
-        session_id=row.id,
-        version=row.version,
+        session_id=state.id,
+        version=state.version,
         tokens=tokens,
         threshold_tokens=decision.threshold_tokens,
-        utilization=round(tokens / row.context_length, 4),
+        utilization=round(tokens / state.context_length, 4),
         hygiene=HygieneOutcome(decision=decision.decision, job_id=decision.job_id),
     )
     status = 202 if decision.job_id is not None else 200
@@ -345,25 +359,26 @@ def _refuse_if_guarded(context: ApiContext, state: jobs.HygieneState) -> None:
 
 def _decide(
     context: ApiContext,
-    state: jobs.HygieneState,
-    row: SessionRow,
+    state: SessionState,
     tokens: int,
     *,
-    cooldown: Cooldown | None,
+    open_job_id: str | None,
+    auto_jobs_last_hour: int = 0,
+    cooldown: Cooldown | None = None,
 ) -> Decision:
     s = context.settings
     return decide(
         tokens=tokens,
-        context_length=row.context_length,
+        context_length=state.context_length,
         threshold=s.hygiene_threshold,
-        active_messages=row.message_count,
+        active_messages=state.message_count,
         min_messages=s.min_messages,
-        open_job_id=state.open_job_id,
+        open_job_id=open_job_id,
         cooldown=cooldown,
-        ineffective_count=state.session.ineffective_count,
-        thrash_until_tokens=state.session.thrash_until_tokens,
+        ineffective_count=state.ineffective_count,
+        thrash_until_tokens=state.thrash_until_tokens,
         thrash_strikes=s.thrash_strikes,
-        auto_jobs_last_hour=state.auto_jobs_last_hour,
+        auto_jobs_last_hour=auto_jobs_last_hour,
         max_auto_per_hour=s.max_auto_compactions_per_hour,
     )
 

@@ -25,7 +25,7 @@ from api.request_context import RequestContextMiddleware
 from api.routes import archive, callbacks, health, jobs, lifecycle, sessions, tools
 from worker import encodings
 from worker.celery_app import make_celery
-from worker.runtime import API_REDIS, redis_client
+from worker.runtime import API_REDIS, pool_options, redis_client
 from worker.settings import Settings, get_settings
 from worker.store.db import Database
 from worker.store.stats import open_jobs
@@ -55,7 +55,8 @@ API_SQLITE_BUSY_TIMEOUT_S = 3.0
 
 
 def build_context(settings: Settings) -> ApiContext:
-    db = Database(settings.database_url, busy_timeout_s=API_SQLITE_BUSY_TIMEOUT_S)
+    pool = pool_options(settings, size=settings.database_pool_size)
+    db = Database(settings.database_url, busy_timeout_s=API_SQLITE_BUSY_TIMEOUT_S, **pool)
     url = broker_url(settings)
     client = celery = None
     if url is not None:

@@ -112,16 +112,21 @@ def build_runtime(settings: Settings, *, celery: Any = None) -> Runtime:
     )
 
 
-# Headroom past one connection per thread, opened only when needed and closed when returned:
-# a use outside the jobs never makes a job wait for its connection.
-DB_POOL_OVERFLOW = 10
-
-
 def db_pool(settings: Settings) -> dict[str, Any]:
-    """Engine arguments for a database pool with a connection for every worker thread."""
+    """Engine arguments for a worker's database pool: a connection for every worker thread."""
+    return pool_options(settings, size=settings.worker_concurrency)
+
+
+def pool_options(settings: Settings, *, size: int) -> dict[str, Any]:
+    """Engine arguments for a pool that keeps ``size`` connections (``Database``'s)."""
     if is_sqlite(settings.database_url) and not is_sqlite_file(settings.database_url):
         return {}  # in-memory SQLite: one shared connection (StaticPool), nothing to size
-    return {"pool_size": settings.worker_concurrency, "max_overflow": DB_POOL_OVERFLOW}
+    return {
+        "pool_size": size,
+        "max_overflow": settings.database_max_overflow,
+        "pool_recycle": settings.database_pool_recycle_s,
+        "ping_idle_s": settings.database_ping_idle_s,
+    }
 
 
 _current: Runtime | None = None

@@ -19,6 +19,18 @@ class Settings(BaseSettings):
     database_url: str = "sqlite:///var/compaction.db"
     redis_url: str | None = None  # unset: the embedded redis-server started by `compaction up`
 
+    # Database connections of each process. The API keeps database_pool_size open (a request
+    # holds one at a time); a worker keeps one per --concurrency thread instead. The overflow
+    # is headroom opened under a burst and closed when returned: past size + overflow, a request
+    # waits for a connection.
+    database_pool_size: int = Field(default=20, ge=1)
+    database_max_overflow: int = Field(default=10, ge=0)
+    # A connection this old is replaced when next taken (servers and proxies cut long-lived
+    # ones). One that sat idle in the pool database_ping_idle_s is checked with a SELECT 1
+    # before use (PostgreSQL): a busy pool never pays that round trip. 0: check every use.
+    database_pool_recycle_s: int = Field(default=1800, ge=1)
+    database_ping_idle_s: float = Field(default=10.0, ge=0)
+
     # HTTP API and Flower.
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8000, ge=1, le=65_535)

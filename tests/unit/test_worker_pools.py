@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from api.commands.worker import add_arguments, worker_settings
-from worker.runtime import DB_POOL_OVERFLOW, build_runtime, db_pool
+from worker.runtime import build_runtime, db_pool
 from worker.settings import Settings
 from worker.summarizers.llm import LLMSummarizer
 
@@ -55,7 +55,12 @@ def test_a_concurrency_below_one_is_refused(value: str) -> None:
 
 def test_an_in_memory_database_has_no_pool_to_size() -> None:
     assert db_pool(Settings(database_url="sqlite://")) == {}
-    assert db_pool(Settings(database_url="postgresql+psycopg://db/x", worker_concurrency=7)) == {
+    settings = Settings(
+        database_url="postgresql+psycopg://db/x", worker_concurrency=7, database_max_overflow=3
+    )
+    assert db_pool(settings) == {
         "pool_size": 7,
-        "max_overflow": DB_POOL_OVERFLOW,
+        "max_overflow": 3,
+        "pool_recycle": settings.database_pool_recycle_s,
+        "ping_idle_s": settings.database_ping_idle_s,
     }

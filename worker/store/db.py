@@ -8,6 +8,12 @@ locked" when another writer got there first; an immediate one waits for the lock
 Reads on SQLite have a pool of their own: a writer waiting out the busy timeout holds its
 connection all that time, and with the database locked by another process every pooled
 connection ended up with a waiting writer, so reads queued behind them for 15-24 s.
+
+PostgreSQL: a pooled connection is checked (``SELECT 1``) before use only when it sat idle in the
+pool for ``ping_idle_s``: a busy pool pays no round trip per transaction, and a server restart
+or a cut during a quiet spell is still found before a request uses the connection. A connection
+that breaks while in use fails its transaction (the API answers 503, nothing stored) and makes
+the pool replace every connection opened before the break, so the next request gets a new one.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
@@ -32,6 +39,7 @@ SQLITE_BUSY_TIMEOUT_S = 30
 # checkpoint resetting the log, recovery of the WAL index after a crash).
 SQLITE_READ_BUSY_TIMEOUT_S = 5
 _IMMEDIATE = "compaction_begin_immediate"  # execution option the write engine carries
+_IDLE_SINCE = "compaction_idle_since"  # connection record info: when it was returned to the pool
 
 
 def is_sqlite(url: str) -> bool:
@@ -43,11 +51,24 @@ def is_sqlite_file(url: str) -> bool:
 
 
 def make_engine(
-    url: str, *, busy_timeout_s: float = SQLITE_BUSY_TIMEOUT_S, **kwargs: Any
+    url: str,
+    *,
+    busy_timeout_s: float = SQLITE_BUSY_TIMEOUT_S,
+    ping_idle_s: float = 0.0,
+    **kwargs: Any,
 ) -> Engine:
-    """An engine for ``url``; SQLite gets WAL, busy timeout, foreign keys and our own BEGIN."""
+    """An engine for ``url``; SQLite gets WAL, busy timeout, foreign keys and our own BEGIN.
+
+    Args:
+        ping_idle_s: a server database's connection is checked before use once it sat idle
+            this long; 0 checks it at every checkout.
+    """
     if not is_sqlite(url):
-        return create_engine(url, pool_pre_ping=True, **kwargs)
+        if ping_idle_s <= 0:
+            return create_engine(url, pool_pre_ping=True, **kwargs)
+        engine = create_engine(url, **kwargs)
+        _install_idle_ping(engine, ping_idle_s)
+        return engine
     in_memory = not is_sqlite_file(url)
     if not in_memory:
         Path(str(make_url(url).database)).parent.mkdir(parents=True, exist_ok=True)
@@ -79,6 +100,25 @@ def _install_sqlite_hooks(engine: Engine, *, wal: bool, busy_timeout_s: float) -
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def _install_idle_ping(engine: Engine, idle_s: float) -> None:
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_IDLE_SINCE] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.pop(_IDLE_SINCE, None)
+        if since is None or time.monotonic() - since < idle_s:
+            return  # new, or back in the pool a moment ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except engine.dialect.loaded_dbapi.Error as exc:
+            if not engine.dialect.is_disconnect(exc, dbapi_connection, None):
+                raise
+            # The pool replaces this connection and every one opened before it, and retries.
+            raise InvalidatePoolError(str(exc)) from exc
+
+
 def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
     """WAL is stored in the file: the first connection of a new database switches it.
 
@@ -108,6 +148,7 @@ class Database:
 
     Args:
         busy_timeout_s: SQLite only: how long a write waits for another writer's lock.
+        engine_kwargs: for ``make_engine`` (pool sizes, ``ping_idle_s``), given to each engine.
     """
 
     def __init__(

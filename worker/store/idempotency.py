@@ -7,9 +7,12 @@ and body is answered from here and writes nothing; the same key with another bod
 (``IdempotencyKeyReusedError``). Only writes are remembered: a refused request stored nothing,
 so its key stays free.
 
-A key is kept ``RETENTION`` (24 hours) after its write. An older one is forgotten lazily (when
-it is looked up again, and whenever its session stores a new key) and in bulk by
-``delete_expired``, which a periodic sweep calls.
+A key is kept ``RETENTION`` (24 hours) after its write. An older one is forgotten lazily, when
+it is looked up again, and in bulk by ``delete_expired``, which the reaper calls every
+``COMPACTION_REAPER_INTERVAL_S``. (A write does not sweep its session's old keys on the way:
+that scan grew with the session's traffic of the last day, on every write.)
+
+The statements are Core, on the transaction's connection: they run on every keyed write.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, tuple_, update
+from sqlalchemy import bindparam, delete, insert, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from worker.store.db import Database
 from worker.store.errors import IdempotencyKeyReusedError
-from worker.store.models import IdempotencyKeyRow, utcnow
+from worker.store.models import Base, IdempotencyKeyRow, utcnow
 
 RETENTION = timedelta(hours=24)
 MAX_KEY_CHARS = 255  # the column's width
@@ -57,20 +60,44 @@ def body_sha256(body: Any) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
+_KEYS = Base.metadata.tables[IdempotencyKeyRow.__tablename__]
+# Built once (see worker/store/sessions.py): keyed writes run these on every request.
+_THIS_KEY = (
+    (_KEYS.c.session_id == bindparam("k_session"))
+    & (_KEYS.c.route == bindparam("k_route"))
+    & (_KEYS.c.idempotency_key == bindparam("k_key"))
+)
+_LOOKUP = select(
+    _KEYS.c.created_at, _KEYS.c.body_sha256, _KEYS.c.status, _KEYS.c.answer, _KEYS.c.reason
+).where(_THIS_KEY)
+_FORGET = delete(_KEYS).where(_THIS_KEY)
+_REMEMBER = insert(_KEYS)
+_REPLACE = update(_KEYS).where(_THIS_KEY)
+
+
+def _this_key(scope: Scope) -> dict[str, str]:
+    return {"k_session": scope.session_id, "k_route": scope.route, "k_key": scope.key}
+
+
 def lookup(
-    s: Session, scope: Scope, *, retention: timedelta = RETENTION, now: datetime | None = None
+    s: Session,
+    scope: Scope,
+    *,
+    retention: timedelta = RETENTION,
+    now: datetime | None = None,
 ) -> StoredAnswer | None:
     """The answer remembered under this key, or None for a key not (or no longer) known.
 
     Call it holding the session's row lock, so a concurrent first use of the key has either
     committed (and is found) or not begun.
     """
-    row = s.get(IdempotencyKeyRow, (scope.session_id, scope.route, scope.key))
+    conn = s.connection()
+    row = conn.execute(_LOOKUP, _this_key(scope)).first()
     if row is None:
         return None
     if row.created_at < (now or utcnow()) - retention:
-        s.delete(row)
-        s.flush()  # the write that follows may store the same key again
+        # Forgotten now: the write that follows may store the same key again.
+        conn.execute(_FORGET, _this_key(scope))
         return None
     if row.body_sha256 != scope.body_sha256:
         raise IdempotencyKeyReusedError(scope.key, scope.session_id, scope.route)
@@ -78,48 +105,29 @@ def lookup(
 
 
 def remember(
-    s: Session,
-    scope: Scope,
-    answer: StoredAnswer,
-    *,
-    retention: timedelta = RETENTION,
-    now: datetime | None = None,
+    s: Session, scope: Scope, answer: StoredAnswer, *, now: datetime | None = None
 ) -> None:
-    """Keep the answer of the write made in this same transaction; drops the session's
-    expired keys on the way."""
-    now = now or utcnow()
-    s.execute(
-        delete(IdempotencyKeyRow).where(
-            IdempotencyKeyRow.session_id == scope.session_id,
-            IdempotencyKeyRow.created_at < now - retention,
-        )
-    )
-    s.add(
-        IdempotencyKeyRow(
-            session_id=scope.session_id,
-            route=scope.route,
-            idempotency_key=scope.key,
-            body_sha256=scope.body_sha256,
-            status=answer.status,
-            answer=answer.body,
-            reason=answer.reason,
-            created_at=now,
-        )
+    """Keep the answer of the write made in this same transaction."""
+    s.connection().execute(
+        _REMEMBER,
+        {
+            "session_id": scope.session_id,
+            "route": scope.route,
+            "idempotency_key": scope.key,
+            "body_sha256": scope.body_sha256,
+            "status": answer.status,
+            "answer": answer.body,
+            "reason": answer.reason,
+            "created_at": now or utcnow(),
+        },
     )
 
 
 def replace_answer(s: Session, scope: Scope, answer: StoredAnswer) -> None:
     """What became true of the same write after its commit (its job could not be queued):
     retries get this answer from now on."""
-    s.execute(
-        update(IdempotencyKeyRow)
-        .where(
-            IdempotencyKeyRow.session_id == scope.session_id,
-            IdempotencyKeyRow.route == scope.route,
-            IdempotencyKeyRow.idempotency_key == scope.key,
-        )
-        .values(status=answer.status, answer=answer.body, reason=answer.reason)
-    )
+    values = {"status": answer.status, "answer": answer.body, "reason": answer.reason}
+    s.connection().execute(_REPLACE, _this_key(scope) | values)
 
 
 def delete_expired(

@@ -10,11 +10,11 @@ sum a transcript. Nothing here deletes a message: a snapshot archives the previo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -25,7 +25,7 @@ from worker.store.errors import (
     VersionConflictError,
     violated_constraint,
 )
-from worker.store.models import MessageRow, SessionRow, utcnow
+from worker.store.models import OPEN_JOB_STATUSES, Base, JobRow, MessageRow, SessionRow, utcnow
 
 _SESSION_PK = "sessions_pkey"
 
@@ -40,7 +40,44 @@ class StoredMessage:
     archived_at: datetime | None = None
 
 
-def effective_tokens(row: SessionRow) -> int:
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """A session row's columns that a gateway's write reads under its lock and leaves behind:
+    what the If-Match check, the hygiene decision and the answer need."""
+
+    id: str
+    model: str
+    context_length: int
+    version: int
+    rewrite_count: int
+    next_seq: int
+    token_total: int
+    message_count: int
+    reported_tokens: int | None
+    reported_version: int | None
+    ineffective_count: int
+    thrash_until_tokens: int | None
+
+
+# Built once: a statement made per request costs more CPU to build and key for the compiled
+# cache than to run. An UPDATE or INSERT without .values() sets the columns its parameters name.
+_SESSIONS = Base.metadata.tables[SessionRow.__tablename__]
+_JOBS = Base.metadata.tables[JobRow.__tablename__]
+_THIS_SESSION = _SESSIONS.c.id == bindparam("this_session")
+_LOCK_STATE = (
+    select(*(_SESSIONS.c[f.name] for f in fields(SessionState)))
+    .where(_THIS_SESSION)
+    .with_for_update()
+)
+_INSERT_SESSION = insert(_SESSIONS)
+_UPDATE_SESSION = update(_SESSIONS).where(_THIS_SESSION)
+_INSERT_MESSAGES = insert(Base.metadata.tables[MessageRow.__tablename__])
+_OPEN_JOB = select(_JOBS.c.id).where(
+    _JOBS.c.session_id == bindparam("this_session"), _JOBS.c.status.in_(OPEN_JOB_STATUSES)
+)
+
+
+def effective_tokens(row: SessionRow | SessionState) -> int:
     """The gateway's prompt_tokens when it reported them for this version, else our own count."""
     if row.reported_tokens is not None and row.reported_version == row.version:
         return row.reported_tokens
@@ -58,13 +95,13 @@ def put_snapshot(
     prompt_tokens: int | None = None,
     if_match: int | None = None,
     callback_url: str | None = None,
-) -> SessionRow:
+) -> SessionState:
     """Replace the active transcript (the old one is archived, not deleted); create if new."""
     for attempt in range(2):
         try:
             with db.write() as s:
                 return write_snapshot(
-                    s, lock_session(s, session_id), session_id=session_id, model=model,
+                    s, lock_state(s, session_id), session_id=session_id, model=model,
                     context_length=context_length, messages=messages, token_counts=token_counts,
                     prompt_tokens=prompt_tokens, if_match=if_match, callback_url=callback_url,
                 )  # fmt: skip
@@ -82,11 +119,11 @@ def append_messages(
     token_counts: Sequence[int],
     prompt_tokens: int | None = None,
     if_match: int | None = None,
-) -> SessionRow:
+) -> SessionState:
     """Append turns to the active transcript; bumps ``version`` but not ``rewrite_count``."""
     with db.write() as s:
         return write_append(
-            s, lock_session(s, session_id), session_id=session_id, messages=messages,
+            s, lock_state(s, session_id), session_id=session_id, messages=messages,
             token_counts=token_counts, prompt_tokens=prompt_tokens, if_match=if_match,
         )  # fmt: skip
 
@@ -97,9 +134,27 @@ def first_put_raced(exc: IntegrityError) -> bool:
     return violated_constraint(exc) == _SESSION_PK
 
 
+# A gateway's write is a handful of Core statements on the transaction's connection: the lock
+# (one SELECT), the messages (one INSERT), the session row (one UPDATE, or an INSERT when new).
+# The ORM's unit of work would flush the row twice around the INSERT and costs more CPU than
+# the statements themselves.
+
+
+def lock_state(s: Session, session_id: str) -> SessionState | None:
+    """The session's state, its row locked for the rest of the transaction (FOR UPDATE on
+    PostgreSQL; SQLite's BEGIN IMMEDIATE already holds the database's one write lock)."""
+    found = s.connection().execute(_LOCK_STATE, {"this_session": session_id}).first()
+    return None if found is None else SessionState(*found)
+
+
+def open_job_of(s: Session, session_id: str) -> str | None:
+    """The id of the session's queued or running job (at most one: a unique index says so)."""
+    return s.connection().execute(_OPEN_JOB, {"this_session": session_id}).scalar()
+
+
 def write_snapshot(
     s: Session,
-    row: SessionRow | None,
+    state: SessionState | None,
     *,
     session_id: str,
     model: str,
@@ -109,44 +164,99 @@ def write_snapshot(
     prompt_tokens: int | None = None,
     if_match: int | None = None,
     callback_url: str | None = None,
-) -> SessionRow:
-    """``put_snapshot`` inside the caller's transaction; ``row`` is ``lock_session``'s."""
+) -> SessionState:
+    """``put_snapshot`` inside the caller's transaction; ``state`` is ``lock_state``'s."""
     _check_counts(messages, token_counts)
-    _check_if_match(row, if_match)
-    if row is None:
-        row = _new_session(s, session_id, model, context_length)
-    else:
-        _archive_active(s, session_id)
-        row.version += 1
-        row.rewrite_count += 1
-        row.token_total, row.message_count = 0, 0
-    row.model, row.context_length = model, context_length
+    _check_if_match(state, if_match)
+    now = utcnow()
+    totals = {"token_total": sum(token_counts), "message_count": len(messages)}
+    values: dict[str, Any] = {"model": model, "context_length": context_length, **totals}
     if callback_url is not None:
-        row.callback_url = callback_url
-    _insert_messages(s, row, messages, token_counts)
-    _touch(row, prompt_tokens)
-    return row
+        values["callback_url"] = callback_url
+    conn = s.connection()
+    if state is None:
+        # The row must exist before its messages (foreign key); a racing twin fails here.
+        values |= {"version": 1, "rewrite_count": 0, "next_seq": 1 + len(messages)}
+        values |= _reported(1, prompt_tokens)
+        stamps = {"created_at": now, "updated_at": now, "last_activity_at": now}
+        conn.execute(_INSERT_SESSION, {"id": session_id, **values, **stamps})
+        _insert_turns(conn, session_id, 1, messages, token_counts, now)
+        return _state_of(session_id, values)
+    archive_active(s, session_id=session_id, now=now)
+    version = state.version + 1
+    values |= {"version": version, "rewrite_count": state.rewrite_count + 1,
+               "next_seq": state.next_seq + len(messages)}  # fmt: skip
+    values |= _reported(version, prompt_tokens)
+    _insert_turns(conn, session_id, state.next_seq, messages, token_counts, now)
+    _update(conn, session_id, values, now)
+    return replace(state, **{k: v for k, v in values.items() if k != "callback_url"})
 
 
 def write_append(
     s: Session,
-    row: SessionRow | None,
+    state: SessionState | None,
     *,
     session_id: str,
     messages: Sequence[dict[str, Any]],
     token_counts: Sequence[int],
     prompt_tokens: int | None = None,
     if_match: int | None = None,
-) -> SessionRow:
-    """``append_messages`` inside the caller's transaction; ``row`` is ``lock_session``'s."""
+) -> SessionState:
+    """``append_messages`` inside the caller's transaction; ``state`` is ``lock_state``'s."""
     _check_counts(messages, token_counts)
-    if row is None:
+    if state is None:
         raise SessionNotFoundError(session_id)
-    _check_if_match(row, if_match)
-    row.version += 1
-    _insert_messages(s, row, messages, token_counts)
-    _touch(row, prompt_tokens)
-    return row
+    _check_if_match(state, if_match)
+    now = utcnow()
+    version = state.version + 1
+    values: dict[str, Any] = {
+        "version": version,
+        "next_seq": state.next_seq + len(messages),
+        "token_total": state.token_total + sum(token_counts),
+        "message_count": state.message_count + len(messages),
+    } | _reported(version, prompt_tokens)
+    conn = s.connection()
+    _insert_turns(conn, session_id, state.next_seq, messages, token_counts, now)
+    _update(conn, session_id, values, now)
+    return replace(state, **values)
+
+
+def _reported(version: int, prompt_tokens: int | None) -> dict[str, int]:
+    """The gateway's count describes the version this write makes (none: the last one stays,
+    and ``effective_tokens`` sees it describes an older version)."""
+    if prompt_tokens is None:
+        return {}
+    return {"reported_tokens": prompt_tokens, "reported_version": version}
+
+
+def _insert_turns(
+    conn: Connection,
+    session_id: str,
+    first_seq: int,
+    messages: Sequence[dict[str, Any]],
+    token_counts: Sequence[int],
+    now: datetime,
+) -> None:
+    if messages:
+        values = message_values(session_id, first_seq, messages, token_counts, now=now)
+        conn.execute(_INSERT_MESSAGES, values)
+
+
+def _update(conn: Connection, session_id: str, values: dict[str, Any], now: datetime) -> None:
+    stamps = {"updated_at": now, "last_activity_at": now}
+    conn.execute(_UPDATE_SESSION, {"this_session": session_id, **values, **stamps})
+
+
+def _state_of(session_id: str, values: dict[str, Any]) -> SessionState:
+    """The state of a session just created with ``values``."""
+    return SessionState(
+        id=session_id, model=values["model"], context_length=values["context_length"],
+        version=values["version"], rewrite_count=values["rewrite_count"],
+        next_seq=values["next_seq"], token_total=values["token_total"],
+        message_count=values["message_count"], reported_tokens=values.get("reported_tokens"),
+        reported_version=values.get("reported_version"), ineffective_count=0,
+        thrash_until_tokens=None,
+    )  # fmt: skip
 
 
 def get_session(db: Database, *, session_id: str) -> SessionRow:
@@ -220,11 +330,26 @@ def insert_rows(
     """Insert messages with fresh seqs from the session's counter (the row must be locked)."""
     if not messages:
         return
-    now = utcnow()
-    values = [
+    values = message_values(row.id, row.next_seq, messages, token_counts, generation=generation)
+    s.execute(insert(MessageRow), values)
+    row.next_seq += len(values)
+
+
+def message_values(
+    session_id: str,
+    first_seq: int,
+    messages: Sequence[dict[str, Any]],
+    token_counts: Sequence[int],
+    *,
+    generation: int = 0,
+    now: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """The ``messages`` rows of active messages numbered from ``first_seq``."""
+    now = now or utcnow()
+    return [
         {
-            "session_id": row.id,
-            "seq": row.next_seq + i,
+            "session_id": session_id,
+            "seq": first_seq + i,
             "role": str(message.get("role")),
             "data": dict(message),
             "tokens": int(tokens),
@@ -234,8 +359,6 @@ def insert_rows(
         }
         for i, (message, tokens) in enumerate(zip(messages, token_counts, strict=True))
     ]
-    s.execute(insert(MessageRow), values)
-    row.next_seq += len(values)
 
 
 def _require_session(s: Session, session_id: str) -> None:
@@ -243,47 +366,10 @@ def _require_session(s: Session, session_id: str) -> None:
         raise SessionNotFoundError(session_id)
 
 
-def _new_session(s: Session, session_id: str, model: str, context_length: int) -> SessionRow:
-    row = SessionRow(
-        id=session_id,
-        model=model,
-        context_length=context_length,
-        version=1,
-        rewrite_count=0,
-        next_seq=1,
-        token_total=0,
-        message_count=0,
-        compaction_count=0,
-        ineffective_count=0,
-    )
-    s.add(row)
-    s.flush()  # the row must exist before its messages (foreign key); a racing twin fails here
-    return row
-
-
-def _archive_active(s: Session, session_id: str) -> None:
-    archive_active(s, session_id=session_id)
-
-
-def _insert_messages(
-    s: Session, row: SessionRow, messages: Sequence[dict[str, Any]], token_counts: Sequence[int]
-) -> None:
-    insert_rows(s, row, messages, token_counts)
-    row.token_total += sum(token_counts)
-    row.message_count += len(messages)
-
-
-def _touch(row: SessionRow, prompt_tokens: int | None) -> None:
-    now = utcnow()
-    row.updated_at = row.last_activity_at = now
-    if prompt_tokens is not None:
-        row.reported_tokens, row.reported_version = prompt_tokens, row.version
-
-
-def _check_if_match(row: SessionRow | None, if_match: int | None) -> None:
+def _check_if_match(state: SessionState | None, if_match: int | None) -> None:
     if if_match is None:
         return
-    current = None if row is None else row.version
+    current = None if state is None else state.version
     if current != if_match:
         raise VersionConflictError(current, if_match)
 
