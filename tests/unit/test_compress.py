@@ -609,3 +609,33 @@ def test_an_interrupted_tool_call_in_the_tail_gets_an_honest_stub_and_a_note(
         "tool pairs repaired: 0 result(s) without their call dropped, "
         "1 call(s) without a result given a stub"
     )
+
+
+def small_window_chat() -> list[Message]:
+    """A tool-free chat of many short turns in several languages, as a messaging gateway sends."""
+    asks = [
+        "¿Me recomiendas un libro para el fin de semana?",
+        "记一下\uff0c我的会员号是 {i}。",
+        "Can you help me plan dinner for {i} people on Friday?",
+        "Une question : il faut quels papiers pour le passeport ?",
+        "Prefiero que me hables de tú. Mi número de socio es el {i}.",
+    ]
+    msgs: list[Message] = [system("You are a helpful assistant in a messaging app.")]
+    for i in range(90):
+        msgs.append(user(asks[i % len(asks)].format(i=1000 + i)))
+        reply = (
+            "Claro: te lo explico en dos líneas, lo importante primero." if i % 3 else "收到\uff01"
+        )
+        msgs.append(assistant(f"{reply} Detalle {i}: " + "una idea más; " * (i % 4)))
+    return msgs
+
+
+def test_a_small_window_stays_under_its_target_after_compaction(counter: TokenCounter) -> None:
+    # In a 6,000-token window the summary's headings and the ledger's floor once pushed the
+    # compacted transcript past its target share: they are counted inside the room now.
+    msgs = small_window_chat()
+    tokens = sum(counter.count_messages(msgs))
+    config = CompressConfig(context_length=int(tokens / 0.85))
+    result = run(msgs, counter, ExtractiveSummarizer(), config=config)
+    assert result.report.tokens_after is not None
+    assert result.report.tokens_after <= config.context_length * config.target_ratio

@@ -273,11 +273,12 @@ def chat_with_early_facts() -> list[Message]:
     return msgs
 
 
-DISHES = (
+_DISH_NAMES = (
     "lentil soup, fish tacos, ratatouille, shakshuka, risotto, paella, goulash, chili, dal, "
     "minestrone, gazpacho, couscous, pad thai, ramen, curry, stew, frittata, quiche, pilaf, "
     "gumbo, borscht, tagine, jambalaya, moussaka, lasagne, carbonara, pho, biryani"
-).split(", ")
+)
+DISHES = _DISH_NAMES.split(", ")
 
 
 def test_in_a_small_budget_a_chat_keeps_what_lasts_before_what_is_newer() -> None:
@@ -288,3 +289,15 @@ def test_in_a_small_budget_a_chat_keeps_what_lasts_before_what_is_newer() -> Non
     assert "Take the morning train: the evening one is always full." in sections["Key Decisions"]
     # The stock reply given thirty times is not a decision worth the room.
     assert "In two lines" not in sections["Key Decisions"]
+
+
+def test_a_small_room_drops_headings_over_nothing_a_large_one_keeps_the_template() -> None:
+    small = parse_sections(
+        extractive_summary(chat_with_early_facts(), previous=None, budget_tokens=400)
+    )
+    assert "Completed Actions" not in small and "Remaining Work" not in small
+    assert USER_MESSAGES in small and "Active Task" in small
+    large = parse_sections(
+        extractive_summary(chat_with_early_facts(), previous=None, budget_tokens=4000)
+    )
+    assert list(large) == [*SECTIONS, USER_MESSAGES]

@@ -181,9 +181,11 @@ _MIN_SUMMARY_TOKENS = 256  # even a tiny window gets a summary that can say some
 
 def _summary_tokens(start: _Start, split: Split, window: _Window, counter: TokenCounter) -> int:
     """The summary's length: ``summary_budget``, but in a small window no more than the room
-    the kept head and tail leave under the target (a 2,000-token floor is a third of 6,000)."""
+    the kept head and tail leave under the target, less the ledger's floor (a 2,000-token
+    floor is a third of 6,000)."""
     budget = summary_budget(sum(start.counts[i] for i in window.removed), start.config)
-    return max(_MIN_SUMMARY_TOKENS, min(budget, _room_tokens(start, split, counter)))
+    room = _room_tokens(start, split, counter) - _ledger_floor(start.config)
+    return max(_MIN_SUMMARY_TOKENS, min(budget, room))
 
 
 def _room_tokens(start: _Start, split: Split, counter: TokenCounter) -> int:
@@ -204,8 +206,13 @@ def _ledger_budget(start: _Start, split: Split, summary: str, counter: TokenCoun
     config = start.config
     room = _room_tokens(start, split, counter) - counter.count_text(summary)
     ceiling = int(config.context_length * config.ledger_max_ratio)
-    floor = min(config.ledger_min_tokens, ceiling // 8)  # a small window keeps near its target
-    return max(floor, min(room, ceiling))
+    return max(_ledger_floor(config), min(room, ceiling))
+
+
+def _ledger_floor(config: CompressConfig) -> int:
+    """The least the ledger gets, kept inside the room by the summary's budget (a small window
+    keeps near its target)."""
+    return min(config.ledger_min_tokens, int(config.context_length * config.ledger_max_ratio) // 8)
 
 
 def _with_ledger(facts: _Facts, text: str, ledger: Ledger) -> _Facts:

@@ -40,8 +40,14 @@ EXTRACTIVE_NOTE = (
 )
 USER_MESSAGES = "User Messages"  # a section of ours after the template's: what the user wrote
 _NOT_EXTRACTED = "Not extracted (extractive summary)."
+_NO_STATE = "Not tracked by rules; see Completed Actions."
+_NO_PLAN = "Not determined by rules; see Active Task, Blocked and Pending User Asks."
+_FILLERS = frozenset(
+    {"None.", "None recorded.", "Nothing recorded.", _NOT_EXTRACTED, _NO_STATE, _NO_PLAN}
+)
 _NUMBERED = re.compile(r"^\s*(\d+)\.\s+(.*)$")
 _SHORT_MESSAGE = 600  # a user message up to this long is quoted whole
+_LEAST_QUOTE = 100  # the task, the goal and the last reply get this much however small the room
 _LONG_MESSAGE_CHARS = 900  # what a long one gets: its rules and facts, first and last words
 
 
@@ -104,7 +110,8 @@ def extractive_summary(
     prose = read_prose(window) if prose is None else prose
     facts = _collect(window, prose, recent_turns)
     old = parse_sections(previous or "")
-    room = _Room(bytes_for(max(budget_tokens, 150)), _focus_words(focus_topic))
+    budget = bytes_for(max(budget_tokens, 150))
+    room = _Room(max(budget - _SKELETON_BYTES, budget // 3), _focus_words(focus_topic))
     sections: dict[str, str] = {}
     # Filled in order of importance: each takes at most its share of what is left.
     sections["Active Task"] = _active_task(facts, old, room.left // 4)
@@ -134,15 +141,15 @@ def extractive_summary(
     sections["Active State"] = (
         "Files written in these turns:\n" + room.lines(written, 0.3)
         if written
-        else old.get("Active State") or "Not tracked by rules; see Completed Actions."
+        else old.get("Active State") or _NO_STATE
     )
     sections["Completed Actions"] = room.actions(
         old.get("Completed Actions", ""), [_action(u, shown) for u in uses], 0.6
     )
     sections["Relevant Files"] = room.lines(_files(facts, uses), 0.3, old=old.get("Relevant Files"))
-    sections["Goal"] = old.get("Goal") or _goal(facts)
+    sections["Goal"] = old.get("Goal") or _goal(facts, room.left // 6)
     sections["In Progress"] = (
-        snippet(facts.last_assistant, min(600, max(150, room.left // 6)))
+        snippet(facts.last_assistant, min(600, max(_LEAST_QUOTE, room.left // 6)))
         if facts.last_assistant
         else old.get("In Progress", "Nothing recorded.")
     )
@@ -150,15 +157,29 @@ def extractive_summary(
         facts.resolved, 0.3, old=old.get("Resolved Questions")
     )
     sections["Pending User Asks"] = room.lines(facts.pending, 0.3) or "None."
-    sections["Remaining Work"] = (
-        old.get("Remaining Work")
-        or "Not determined by rules; see Active Task, Blocked and Pending User Asks."
-    )
+    sections["Remaining Work"] = old.get("Remaining Work") or _NO_PLAN
     sections["Critical Context"] = _critical(facts, old, previous, room)
-    body = "\n\n".join(
-        f"## {name}\n{sections[name] or 'None.'}" for name in (*SECTIONS, USER_MESSAGES)
-    )
+    # In a small room a heading over nothing costs what a quote would: such sections go.
+    headed = [
+        name
+        for name in (*SECTIONS, USER_MESSAGES)
+        if budget_tokens >= _COMPACT_BELOW_TOKENS or not _says_nothing(sections[name])
+    ]
+    body = "\n\n".join(f"## {name}\n{sections[name] or 'None.'}" for name in headed)
     return f"{EXTRACTIVE_NOTE}\n\n{body}"
+
+
+_COMPACT_BELOW_TOKENS = 1_000
+
+
+def _says_nothing(text: str) -> bool:
+    """A section's text names nothing: a filler, or a list whose every item was left out."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return all(line in _FILLERS or line.endswith("left out for length)") for line in lines)
+
+
+# What every extractive summary holds whatever it says: the note and the headings.
+_SKELETON_BYTES = size(EXTRACTIVE_NOTE) + sum(size(f"## {n}\n\n\n") for n in SECTIONS) + 20
 
 
 class _Room:
@@ -356,17 +377,17 @@ def _files(facts: _Facts, uses: Sequence[ToolUse]) -> list[str]:
     return _unique(p.removeprefix("./") for p in [*named, *touched])
 
 
-def _goal(facts: _Facts) -> str:
+def _goal(facts: _Facts, most: int) -> str:
     if not facts.asks:
         return "Not stated."
     if len(facts.asks) == 1:
         return "As in the Active Task."
-    return f'User asked: "{quote(facts.asks[0], 500)}"'
+    return f'User asked: "{quote(facts.asks[0], min(500, max(_LEAST_QUOTE, most)))}"'
 
 
 def _active_task(facts: _Facts, old: dict[str, str], most: int) -> str:
     if facts.asks:
-        return f'User asked: "{quote(facts.asks[-1], min(2000, max(300, most)))}"'
+        return f'User asked: "{quote(facts.asks[-1], min(2000, max(_LEAST_QUOTE, most)))}"'
     return old.get("Active Task") or "None."
 
 

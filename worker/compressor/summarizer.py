@@ -46,7 +46,7 @@ class SummaryRequest:
 def rule_based_budget(budget_tokens: int, room_tokens: int | None) -> int:
     """A rule-based summary quotes instead of condensing: it may fill the room under the
     target when that is more than its budget."""
-    return max(budget_tokens, room_tokens or 0)
+    return room_tokens if room_tokens is not None else budget_tokens
 
 
 @dataclass(frozen=True, slots=True)
