@@ -49,12 +49,15 @@ typecheck: install
 # Ours against Hermes' ContextCompressor: speed, then what survives compaction (the dev corpus and
 # the held-out one); the first run also makes bench/.hermes-venv (1-2 min). Then archive search
 # and paging over 1,000,000 archived messages on SQLite (built once under var/bench, ~3 min);
-# ARCHIVE_ARGS="--backend sqlite postgresql --postgres-url URL" adds PostgreSQL.
+# ARCHIVE_ARGS="--backend sqlite postgresql --postgres-url URL" adds PostgreSQL. Then the service's
+# worker (jobs in flight, overhead per job, a burst, the sweep; ~5 min a database);
+# SERVICE_ARGS="--backend sqlite postgresql --postgres-url URL" adds PostgreSQL.
 bench: install
 	$(BIN)/python -m bench.compress_vs_hermes $(BENCH_ARGS)
 	$(BIN)/python -m bench.retention.run $(RETENTION_ARGS)
 	$(BIN)/python -m bench.retention.run --corpus heldout $(RETENTION_ARGS)
 	$(BIN)/python -m bench.archive_search $(or $(ARCHIVE_ARGS),--backend sqlite)
+	$(BIN)/python -m bench.service_worker $(SERVICE_ARGS)
 
 # Faults under load: Redis stopped, killed, wiped and frozen, the database gone, a worker killed,
 # while gateways append without pause (about 10 minutes; docs/faults.md has the table).
