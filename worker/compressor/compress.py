@@ -158,15 +158,26 @@ def _summarize_window(
     if folded.text is None:
         return facts
     removed = [t for t in turns if t.removed]
-    ledger = extract_ledger(
-        removed,
-        uses,
-        prose.within({t.at for t in removed}),
-        reading,
-        shown,
-        budget_bytes=bytes_for(_ledger_budget(start, split, folded.text, job.counter)),
-        summary=folded.text,
-    )
+    budget = _ledger_budget(start, split, folded.text, job.counter)
+
+    def ledger_within(budget_bytes: int) -> Ledger:
+        return extract_ledger(
+            removed,
+            uses,
+            prose.within({t.at for t in removed}),
+            reading,
+            shown,
+            budget_bytes=budget_bytes,
+            summary=folded.text or "",
+        )
+
+    ledger = ledger_within(bytes_for(budget))
+    # Sized by bytes, a ledger of CJK text may come out over its budget by the exact count:
+    # it is made again within a budget scaled down by as much.
+    completed = complete_summary(folded.text, ledger)[0]
+    tokens = job.counter.count_text(completed[len(folded.text.rstrip()) :])
+    if tokens > budget:
+        ledger = ledger_within(bytes_for(budget) * budget // tokens)
     facts = replace(facts, redactions=facts.redactions + shown.redactions)
     return _with_ledger(facts, folded.text, ledger)
 
