@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
@@ -39,6 +39,7 @@ from worker.errors import JobDeadlineError, LLMPoolBusyError, LockBusyError, Loc
 from worker.locks import Lease, acquire, held
 from worker.runtime import Runtime
 from worker.store import jobs
+from worker.store.archive_index import SearchText, search_texts
 from worker.store.errors import JobFencedError, JobNotFoundError
 from worker.store.models import JobRow
 from worker.store.sessions import get_session
@@ -158,6 +159,8 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
         return _fail(rt, claim, "too_many_attempts", f"claimed {claim.attempt} times")
     started = time.monotonic()
     guard = JobGuard(lease=lease, deadline=started + settings.job_soft_time_limit_s)
+    # Made from the snapshot as claimed, before the core runs on it and outside the write-back.
+    archive_texts = search_texts(zip(claim.seqs, claim.messages, strict=True))
     try:
         result = compress_claim(rt, claim, guard=guard)
     except (JobDeadlineError, SoftTimeLimitExceeded):
@@ -176,7 +179,7 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
     # (a gateway's next write must not queue straight into the failing summarizer).
     record_summarizer_outcome(rt, claim.session_id, result.report)
     try:
-        return _save(rt, claim, lease, result, timings)
+        return _save(rt, claim, lease, result, timings, archive_texts)
     except LockLostError as exc:
         return _abort_lock_lost(rt, claim, exc, timings)
 
@@ -187,6 +190,7 @@ def _save(
     lease: Lease,
     result: CompactionResult,
     timings: jobs.Timings,
+    archive_texts: Mapping[int, SearchText],
 ) -> JobRow:
     """Write the result back, through an outage (the lock is checked again before each try)."""
     settings = rt.settings
@@ -196,7 +200,7 @@ def _save(
         return jobs.write_back(
             rt.db, job_id=claim.job_id, attempt=claim.attempt, result=result, timings=timings,
             thrash_strikes=settings.thrash_strikes,
-            ineffective_savings_pct=settings.ineffective_savings_pct,
+            ineffective_savings_pct=settings.ineffective_savings_pct, archive_texts=archive_texts,
         )  # fmt: skip
 
     return _written_once(

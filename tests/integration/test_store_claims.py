@@ -13,12 +13,14 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, select
 
 from tests.store_factories import compaction_of, counts, make_transcript
 from worker.compressor.messages import to_wire_list
+from worker.store.archive_index import SearchText, search_texts
 from worker.store.db import Database
-from worker.store.jobs import claim_job, create_job, get_job, write_back
+from worker.store.jobs import JobClaim, claim_job, create_job, get_job, write_back
+from worker.store.models import ArchiveTextRow
 from worker.store.sessions import active_messages, append_messages, get_session, put_snapshot
 
 pytestmark = pytest.mark.integration
@@ -186,3 +188,54 @@ def test_a_claim_that_lost_a_race_for_the_attempt_reads_again(db: Database) -> N
     assert (first["claim"].attempt, second.attempt) == (1, 2)
     job = get_job(db, job_id=job_id)
     assert (job.attempt, job.worker, job.status) == (2, "w2", "running")
+
+
+# --- the archive's search text, made from the claim before the write-back ------------------------
+
+
+def indexed(db: Database, session_id: str) -> list[tuple[int, str | None, str, str | None]]:
+    with db.read() as s:
+        rows = s.scalars(
+            select(ArchiveTextRow)
+            .where(ArchiveTextRow.session_id == session_id)
+            .order_by(ArchiveTextRow.seq)
+        )
+        return [(r.seq, r.tool_name, r.digest, r.body) for r in rows]
+
+
+def claimed_session(db: Database, session_id: str) -> JobClaim:
+    msgs = make_transcript(4, tools=True)
+    put_snapshot(
+        db, session_id=session_id, model="gpt-4", context_length=1000, messages=msgs,
+        token_counts=counts(msgs),
+    )  # fmt: skip
+    claim = claim_job(db, job_id=create_job(db, session_id=session_id, trigger="manual").id)
+    assert claim is not None
+    return claim
+
+
+def test_the_claims_search_texts_index_what_the_write_back_would_read(db: Database) -> None:
+    prepared, read = claimed_session(db, "s1"), claimed_session(db, "s2")
+    texts = search_texts(zip(prepared.seqs, prepared.messages, strict=True))
+    for claim, given in ((prepared, texts), (read, None)):
+        row = write_back(db, job_id=claim.job_id, attempt=1, result=compaction_of(claim),
+                         archive_texts=given)  # fmt: skip
+        assert row.status == "succeeded"
+    assert indexed(db, "s1") == indexed(db, "s2")
+    assert any(tool for _, tool, _, _ in indexed(db, "s1"))  # tool results named by their call
+
+
+@pytest.mark.parametrize("mismatch", ["one missing", "one extra"])
+def test_search_texts_that_do_not_match_the_archived_messages_are_not_used(
+    db: Database, mismatch: str
+) -> None:
+    claim, reference = claimed_session(db, "s1"), claimed_session(db, "s2")
+    wrong = {seq: SearchText(None, f"bogus{seq}", "bogus") for seq in claim.seqs}
+    if mismatch == "one missing":
+        del wrong[claim.seqs[-1]]
+    else:
+        wrong[claim.seqs[-1] + 1] = SearchText(None, "bogus", "bogus")
+    write_back(db, job_id=claim.job_id, attempt=1, result=compaction_of(claim),
+               archive_texts=wrong)  # fmt: skip
+    write_back(db, job_id=reference.job_id, attempt=1, result=compaction_of(reference))
+    assert indexed(db, "s1") == indexed(db, "s2")

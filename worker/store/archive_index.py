@@ -15,11 +15,12 @@ deletes and body updates follow ``archive_text`` through triggers (migration 000
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, text, update
+from sqlalchemy import ColumnElement, Connection, bindparam, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from worker.store.models import (
@@ -55,6 +56,27 @@ def archive_row_id(key: int, seq: int) -> int:
     return (key << SEQ_BITS) | seq
 
 
+@dataclass(frozen=True, slots=True)
+class SearchText:
+    """What the archive indexes of one message: made from the message alone."""
+
+    tool_name: str | None
+    digest: str  # of role, tool name and text
+    body: str
+
+
+def search_texts(rows: Iterable[tuple[int, Any]]) -> dict[int, SearchText]:
+    """The search text of one batch of messages given as (seq, wire message), by seq.
+
+    A worker makes them for the transcript it claimed before it takes the write lock to
+    archive it (``archive_active(prepared=...)``); a tool result is named by its call, which
+    must be in the same batch.
+    """
+    rows = list(rows)
+    by_call_id = tool_names_by_call_id([data for _, data in rows if isinstance(data, Mapping)])
+    return {seq: _search_text(data, by_call_id) for seq, data in rows}
+
+
 def archive_active(
     s: Session,
     *,
@@ -63,16 +85,20 @@ def archive_active(
     job_id: str | None = None,
     generation: int | None = None,
     now: datetime | None = None,
+    prepared: Mapping[int, SearchText] | None = None,
 ) -> int:
     """Archive the session's active messages (those up to ``upto_seq``, or of one
-    ``generation``) and index their text; returns how many. The session row must be locked."""
+    ``generation``) and index their text; returns how many. The session row must be locked.
+
+    ``prepared`` (by seq) is used when it covers exactly the messages archived: a message's
+    text never changes under its seq, so only their ids are read; else the texts are read.
+    """
     where = [MessageRow.session_id == session_id, MessageRow.active.is_(True)]
     if upto_seq is not None:
         where.append(MessageRow.seq <= upto_seq)
     if generation is not None:
         where.append(MessageRow.generation == generation)
-    query = select(MessageRow.id, MessageRow.seq, MessageRow.data).where(*where)
-    rows = [(r.id, r.seq, r.data) for r in s.execute(query.order_by(MessageRow.seq))]
+    rows = _archived(s, where, prepared)
     if not rows:
         return 0
     s.execute(
@@ -80,18 +106,37 @@ def archive_active(
         .where(*where)
         .values(active=False, archived_by_job=job_id, archived_at=now or utcnow())
     )
-    index_messages(s, session_id=session_id, rows=rows)
+    _write_index(s, session_id, rows)
     return len(rows)
+
+
+def _archived(
+    s: Session, where: Sequence[ColumnElement[bool]], prepared: Mapping[int, SearchText] | None
+) -> list[tuple[int, int, SearchText]]:
+    """(id, seq, search text) of the messages about to be archived, in seq order."""
+    if prepared is not None:
+        query = select(MessageRow.id, MessageRow.seq).where(*where).order_by(MessageRow.seq)
+        ids = s.execute(query).all()
+        if len(ids) == len(prepared) and all(seq in prepared for _, seq in ids):
+            return [(message_id, seq, prepared[seq]) for message_id, seq in ids]
+    with_data = select(MessageRow.id, MessageRow.seq, MessageRow.data).where(*where)
+    found = s.execute(with_data.order_by(MessageRow.seq)).all()
+    texts = search_texts((row.seq, row.data) for row in found)
+    return [(row.id, row.seq, texts[row.seq]) for row in found]
 
 
 def index_messages(s: Session, *, session_id: str, rows: Sequence[tuple[int, int, Any]]) -> None:
     """Write the search text of archived messages given as (id, seq, data) rows; a text the
     session already holds is written as a copy (no body, nothing to index again)."""
+    texts = search_texts((seq, data) for _, seq, data in rows)
+    _write_index(s, session_id, [(message_id, seq, texts[seq]) for message_id, seq, _ in rows])
+
+
+def _write_index(s: Session, session_id: str, rows: Sequence[tuple[int, int, SearchText]]) -> None:
     if not rows:
         return
     key = archive_key(s, session_id)
-    by_call_id = tool_names_by_call_id([data for _, _, data in rows if isinstance(data, Mapping)])
-    entries = [_entry(key, session_id, row, by_call_id) for row in rows]
+    entries = [_entry(key, session_id, row) for row in rows]
     held = held_digests(s, session_id, {e["digest"] for e in entries})
     for entry in entries:
         if entry["digest"] in held:
@@ -113,22 +158,24 @@ def _index_for_search(conn: Connection, entries: Sequence[Mapping[str, Any]]) ->
         conn.execute(_INSERT_FTS, fresh)
 
 
-def _entry(
-    key: int, session_id: str, row: tuple[int, int, Any], by_call_id: Mapping[str, str]
-) -> dict[str, Any]:
-    message_id, seq, data = row
+def _search_text(data: Any, by_call_id: Mapping[str, str]) -> SearchText:
     message: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
     tool_name = tool_name_of(message, by_call_id)
     tool_name = tool_name[:200] if tool_name else None
     body = searchable_text(message, tool_name=tool_name)
+    return SearchText(tool_name, text_digest(str(message.get("role")), tool_name, body), body)
+
+
+def _entry(key: int, session_id: str, row: tuple[int, int, SearchText]) -> dict[str, Any]:
+    message_id, seq, text = row
     return {
         "id": archive_row_id(key, seq),
         "message_id": message_id,
         "session_id": session_id,
         "seq": seq,
-        "tool_name": tool_name,
-        "digest": text_digest(str(message.get("role")), tool_name, body),
-        "body": body,
+        "tool_name": text.tool_name,
+        "digest": text.digest,
+        "body": text.body,
     }
 
 

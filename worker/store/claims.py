@@ -52,6 +52,7 @@ class JobClaim:
     upto_seq: int  # 0 when the session had no active message
     snapshot_rewrite_count: int
     messages: tuple[dict[str, Any], ...]  # wire dicts, active, seq <= upto_seq, in order
+    seqs: tuple[int, ...]  # each message's seq
     token_counts: tuple[int, ...]
     previous_summary: str | None
     compaction_count: int
@@ -116,6 +117,7 @@ def _read(s: Session, job_id: str, *, lock: bool = False) -> _Read | None:
         upto_seq=seqs[-1] if seqs else 0,
         snapshot_rewrite_count=session.rewrite_count,
         messages=messages,
+        seqs=seqs,
         token_counts=counts,
         previous_summary=session.previous_summary,
         compaction_count=session.compaction_count,

@@ -10,7 +10,7 @@ Lock order, everywhere: the job row, then the session row.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from worker.compressor.messages import to_wire_list
 from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
-from worker.store.archive_index import archive_active
+from worker.store.archive_index import SearchText, archive_active
 from worker.store.claims import JobClaim, claim_job, elapsed_ms
 from worker.store.db import Database
 from worker.store.errors import (
@@ -163,8 +163,12 @@ def write_back(
     timings: Timings | None = None,
     thrash_strikes: int = 2,
     ineffective_savings_pct: float = 10.0,
+    archive_texts: Mapping[int, SearchText] | None = None,
 ) -> JobRow:
     """Apply a compaction in ONE transaction and finish the job; returns the finished row.
+
+    ``archive_texts``: the search text of the claimed messages by seq, made before the write
+    transaction so that it does less while it holds the lock (archive_index.search_texts).
 
     A result that changed nothing finishes the job as ``aborted`` or ``skipped`` (its
     ``noop_reason``). If a snapshot PUT or another compaction rewrote the session since the
@@ -188,7 +192,7 @@ def write_back(
             if session.rewrite_count != job.snapshot_rewrite_count:
                 _finish(job, "skipped", skip_reason="superseded", report=report, timings=timings)
                 return job
-            _replace_compacted(s, job, session, result)
+            _replace_compacted(s, job, session, result, archive_texts)
             _update_thrash_state(
                 session,
                 savings_pct=report.savings_pct,
@@ -447,12 +451,19 @@ def _fenced_job(s: Session, job_id: str, attempt: int, *, statuses: Sequence[str
 
 
 def _replace_compacted(
-    s: Session, job: JobRow, session: SessionRow, result: CompactionResult
+    s: Session,
+    job: JobRow,
+    session: SessionRow,
+    result: CompactionResult,
+    archive_texts: Mapping[int, SearchText] | None,
 ) -> None:
     """Archive up to upto_seq, insert the compacted set, then move later appends after it."""
     upto_seq = job.upto_seq or 0
     now = utcnow()
-    archive_active(s, session_id=session.id, upto_seq=upto_seq, job_id=job.id, now=now)
+    archive_active(
+        s, session_id=session.id, upto_seq=upto_seq, job_id=job.id, now=now,
+        prepared=archive_texts,
+    )  # fmt: skip
     later = s.execute(
         select(MessageRow.id, MessageRow.tokens)
         .where(
