@@ -109,3 +109,40 @@ def test_reads_answer_while_writers_wait_on_a_locked_sqlite_file(
 
 
 BUSY_S, WAITING_WRITERS = 2.0, 20
+
+
+def test_a_writer_queued_behind_this_processs_writer_gives_up_at_the_busy_timeout(
+    sqlite_template: Path, tmp_path: Path
+) -> None:
+    # A process's SQLite writers queue for the write lock among themselves: one that waits
+    # behind a writer of its own process fails as it would behind another process's.
+    path = tmp_path / "queued.db"
+    shutil.copyfile(sqlite_template, path)
+    db = Database(f"sqlite:///{path}", busy_timeout_s=0.3)
+    msgs = make_transcript(1)
+    put_snapshot(
+        db, session_id="s1", model="gpt-4", context_length=10_000, messages=msgs,
+        token_counts=counts(msgs),
+    )  # fmt: skip
+    holding, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with db.write() as s:
+            s.connection()  # BEGIN IMMEDIATE: the database's write lock is taken
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        assert holding.wait(30)
+        with pytest.raises(OperationalError, match="database is locked"):
+            append_messages(db, session_id="s1", messages=[{"role": "user", "content": "x"}],
+                            token_counts=[1])  # fmt: skip
+    finally:
+        release.set()
+        thread.join(30)
+    row = append_messages(db, session_id="s1", messages=[{"role": "user", "content": "y"}],
+                          token_counts=[1])  # fmt: skip
+    assert row.version == 2  # the refused write stored nothing; the queue is free again
+    db.dispose()
