@@ -4,10 +4,11 @@ Validate everything first (invalid input changes nothing) and count tokens once 
 its model; an append counts with the session's, read under the lock). Then ONE transaction:
 lock the session, answer a retried ``Idempotency-Key`` from what it stored, else write the
 turns, decide hygiene, create the job when it says ``enqueued``, and keep the answer under the
-key. An append below the threshold is four statements: the lock, the turns, the session's
-counters, the open job (two more with a key: its lookup and the kept answer). The job is sent to the broker after the commit. Once the write has committed
-its answer is the stored result, whatever fails next: a broker that cannot take the job makes
-the job ``failed`` (``broker_unavailable``) and the answer says so, with 200 and no Retry-After,
+key. An append below the threshold is three statements: the lock, the turns, the session's
+counters (whose UPDATE returns the open job); two more with a key, its lookup and the kept
+answer. The job is sent to the broker after the commit. Once the write has committed its
+answer is the stored result, whatever fails next: a broker that cannot take the job makes the
+job ``failed`` (``broker_unavailable``) and the answer says so, with 200 and no Retry-After,
 because the turns are stored and must not be sent again. Only a request that stored nothing
 answers 503 (the database was unavailable before the commit).
 """
@@ -39,7 +40,7 @@ from worker.store import idempotency, jobs, sessions
 from worker.store.errors import JobFencedError, OpenJobExistsError, SessionNotFoundError
 from worker.store.idempotency import Scope, StoredAnswer
 from worker.store.models import JobRow
-from worker.store.sessions import SessionState, effective_tokens
+from worker.store.sessions import SessionState, Written, effective_tokens
 
 log = logging.getLogger(__name__)
 BROKER_ERRORS = (KombuOperationalError, redis.RedisError, OSError)
@@ -68,7 +69,7 @@ class Reply:
     replayed: bool = False  # answered from the Idempotency-Key: nothing was written
 
 
-WriteTurns = Callable[[Session, SessionState | None], SessionState]
+WriteTurns = Callable[[Session, SessionState | None], Written]
 
 
 def check_messages(context: ApiContext, messages: Sequence[Any]) -> list[Message]:
@@ -91,7 +92,7 @@ def put_snapshot(
     """Store a full snapshot, decide hygiene; or the stored answer of the same request."""
     token_counts = count_tokens(check_messages(context, body.messages), model=body.model)
 
-    def write(s: Session, state: SessionState | None) -> SessionState:
+    def write(s: Session, state: SessionState | None) -> Written:
         return sessions.write_snapshot(
             s, state, session_id=session_id, model=body.model, context_length=body.context_length,
             messages=body.messages, token_counts=token_counts, prompt_tokens=body.prompt_tokens,
@@ -107,7 +108,7 @@ def append(
     """Append turns, decide hygiene; or the stored answer of the same request."""
     parsed = check_messages(context, body.messages)
 
-    def write(s: Session, state: SessionState | None) -> SessionState:
+    def write(s: Session, state: SessionState | None) -> Written:
         if state is None:
             raise SessionNotFoundError(session_id)
         # Counted under the lock, with the model the session has now: one transaction, and a
@@ -200,9 +201,9 @@ def _commit(
         stored = idempotency.lookup(s, scope) if scope is not None else None
         if stored is not None:
             return True, stored, None
-        state = write(s, state)
-        tokens = effective_tokens(state)
-        decision, new_job_id = _decide_in(context, s, state, tokens)
+        written = write(s, state)
+        state, tokens = written.state, effective_tokens(written.state)
+        decision, new_job_id = _decide_in(context, s, written, tokens)
         answer = _answer(state, tokens, decision)
         if scope is not None:
             idempotency.remember(s, scope, answer)
@@ -210,7 +211,7 @@ def _commit(
 
 
 def _decide_in(
-    context: ApiContext, s: Session, state: SessionState, tokens: int
+    context: ApiContext, s: Session, written: Written, tokens: int
 ) -> tuple[Decision, str | None]:
     """The hygiene decision for the state just written, and the job it created (same
     transaction).
@@ -219,7 +220,7 @@ def _decide_in(
     hour and the cooldown (Redis, within the client's socket timeout) only when the decision
     would otherwise enqueue: the rules before them do not depend on them.
     """
-    open_id = sessions.open_job_of(s, state.id)
+    state, open_id = written.state, written.open_job_id
     decision = _decide(context, state, tokens, open_job_id=open_id)
     if decision.enqueue:
         recent = jobs.hygiene_state_in(s, session_id=state.id).auto_jobs_last_hour

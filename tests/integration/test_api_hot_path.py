@@ -84,20 +84,19 @@ def turn(content: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": content}]}
 
 
-LOCK, OPEN_JOB = "SELECT sessions", "SELECT jobs"
-TURNS, COUNTERS = "INSERT messages", "UPDATE sessions"
+LOCK, TURNS, COUNTERS = "SELECT sessions", "INSERT messages", "UPDATE sessions"
 KEY_LOOKUP, KEY_KEPT = "SELECT idempotency_keys", "INSERT idempotency_keys"
 
 
-def test_an_append_is_one_transaction_of_four_statements(app: FastAPI) -> None:
+def test_an_append_is_one_transaction_of_three_statements(app: FastAPI) -> None:
     with serve(app) as client:
         assert client.put("/v1/sessions/s1", json=snapshot()).status_code == 200
         with recorded(app) as seen:
             r = client.post("/v1/sessions/s1/messages", json=turn("one more"))
     assert r.status_code == 200 and r.json()["hygiene"]["decision"] == "below_threshold"
     assert (seen.transactions, seen.commits) == (1, 1)
-    # The lock, the turns, the counters and version in one UPDATE, the open job (the answer).
-    assert seen.statements == [LOCK, TURNS, COUNTERS, OPEN_JOB]
+    # The lock, the turns, the counters and version in one UPDATE that returns the open job.
+    assert seen.statements == [LOCK, TURNS, COUNTERS]
 
 
 def test_a_keyed_append_adds_the_key_lookup_and_the_kept_answer(app: FastAPI) -> None:
@@ -108,7 +107,7 @@ def test_a_keyed_append_adds_the_key_lookup_and_the_kept_answer(app: FastAPI) ->
             first = client.post("/v1/sessions/s1/messages", json=turn("x"), headers=keyed)
         assert first.status_code == 200, first.text
         assert (seen.transactions, seen.commits) == (1, 1)
-        assert seen.statements == [LOCK, KEY_LOOKUP, TURNS, COUNTERS, OPEN_JOB, KEY_KEPT]
+        assert seen.statements == [LOCK, KEY_LOOKUP, TURNS, COUNTERS, KEY_KEPT]
         with recorded(app) as seen:
             again = client.post("/v1/sessions/s1/messages", json=turn("x"), headers=keyed)
     assert again.headers["idempotent-replayed"] == "true" and again.json() == first.json()
@@ -119,7 +118,7 @@ def test_the_first_snapshot_of_a_session_writes_its_row_once(app: FastAPI) -> No
     with serve(app) as client, recorded(app) as seen:
         assert client.put("/v1/sessions/s1", json=snapshot()).status_code == 200
     assert (seen.transactions, seen.commits) == (1, 1)
-    assert seen.statements == [LOCK, "INSERT sessions", TURNS, OPEN_JOB]
+    assert seen.statements == [LOCK, "INSERT sessions", TURNS]  # a new session has no job
 
 
 def test_the_api_pool_follows_the_settings(database_url: str, tmp_path: Path) -> None:

@@ -70,11 +70,24 @@ _LOCK_STATE = (
     .with_for_update()
 )
 _INSERT_SESSION = insert(_SESSIONS)
-_UPDATE_SESSION = update(_SESSIONS).where(_THIS_SESSION)
-_INSERT_MESSAGES = insert(Base.metadata.tables[MessageRow.__tablename__])
-_OPEN_JOB = select(_JOBS.c.id).where(
-    _JOBS.c.session_id == bindparam("this_session"), _JOBS.c.status.in_(OPEN_JOB_STATUSES)
+# The open job is read by the UPDATE that writes the counters, a statement after the lock (so
+# it sees every job committed before it, as a SELECT of its own would): one round trip fewer.
+_OPEN_JOB = (
+    select(_JOBS.c.id)
+    .where(_JOBS.c.session_id == _SESSIONS.c.id, _JOBS.c.status.in_(OPEN_JOB_STATUSES))
+    .scalar_subquery()
 )
+_UPDATE_SESSION = update(_SESSIONS).where(_THIS_SESSION).returning(_OPEN_JOB)
+_INSERT_MESSAGES = insert(Base.metadata.tables[MessageRow.__tablename__])
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What a gateway's write left: the session's state, and its open job (queued or running:
+    at most one, a unique index says so), read in the same transaction after the write."""
+
+    state: SessionState
+    open_job_id: str | None
 
 
 def effective_tokens(row: SessionRow | SessionState) -> int:
@@ -104,7 +117,7 @@ def put_snapshot(
                     s, lock_state(s, session_id), session_id=session_id, model=model,
                     context_length=context_length, messages=messages, token_counts=token_counts,
                     prompt_tokens=prompt_tokens, if_match=if_match, callback_url=callback_url,
-                )  # fmt: skip
+                ).state  # fmt: skip
         except IntegrityError as exc:
             if attempt or not first_put_raced(exc):
                 raise
@@ -125,7 +138,7 @@ def append_messages(
         return write_append(
             s, lock_state(s, session_id), session_id=session_id, messages=messages,
             token_counts=token_counts, prompt_tokens=prompt_tokens, if_match=if_match,
-        )  # fmt: skip
+        ).state  # fmt: skip
 
 
 def first_put_raced(exc: IntegrityError) -> bool:
@@ -135,7 +148,8 @@ def first_put_raced(exc: IntegrityError) -> bool:
 
 
 # A gateway's write is a handful of Core statements on the transaction's connection: the lock
-# (one SELECT), the messages (one INSERT), the session row (one UPDATE, or an INSERT when new).
+# (one SELECT), the messages (one INSERT), the session row (one UPDATE that also returns the
+# open job, or an INSERT when new).
 # The ORM's unit of work would flush the row twice around the INSERT and costs more CPU than
 # the statements themselves.
 
@@ -145,11 +159,6 @@ def lock_state(s: Session, session_id: str) -> SessionState | None:
     PostgreSQL; SQLite's BEGIN IMMEDIATE already holds the database's one write lock)."""
     found = s.connection().execute(_LOCK_STATE, {"this_session": session_id}).first()
     return None if found is None else SessionState(*found)
-
-
-def open_job_of(s: Session, session_id: str) -> str | None:
-    """The id of the session's queued or running job (at most one: a unique index says so)."""
-    return s.connection().execute(_OPEN_JOB, {"this_session": session_id}).scalar()
 
 
 def write_snapshot(
@@ -164,7 +173,7 @@ def write_snapshot(
     prompt_tokens: int | None = None,
     if_match: int | None = None,
     callback_url: str | None = None,
-) -> SessionState:
+) -> Written:
     """``put_snapshot`` inside the caller's transaction; ``state`` is ``lock_state``'s."""
     _check_counts(messages, token_counts)
     _check_if_match(state, if_match)
@@ -181,15 +190,16 @@ def write_snapshot(
         stamps = {"created_at": now, "updated_at": now, "last_activity_at": now}
         conn.execute(_INSERT_SESSION, {"id": session_id, **values, **stamps})
         _insert_turns(conn, session_id, 1, messages, token_counts, now)
-        return _state_of(session_id, values)
+        return Written(_state_of(session_id, values), open_job_id=None)  # no job without it
     archive_active(s, session_id=session_id, now=now)
     version = state.version + 1
     values |= {"version": version, "rewrite_count": state.rewrite_count + 1,
                "next_seq": state.next_seq + len(messages)}  # fmt: skip
     values |= _reported(version, prompt_tokens)
     _insert_turns(conn, session_id, state.next_seq, messages, token_counts, now)
-    _update(conn, session_id, values, now)
-    return replace(state, **{k: v for k, v in values.items() if k != "callback_url"})
+    open_job_id = _update(conn, session_id, values, now)
+    state = replace(state, **{k: v for k, v in values.items() if k != "callback_url"})
+    return Written(state, open_job_id)
 
 
 def write_append(
@@ -201,7 +211,7 @@ def write_append(
     token_counts: Sequence[int],
     prompt_tokens: int | None = None,
     if_match: int | None = None,
-) -> SessionState:
+) -> Written:
     """``append_messages`` inside the caller's transaction; ``state`` is ``lock_state``'s."""
     _check_counts(messages, token_counts)
     if state is None:
@@ -217,8 +227,8 @@ def write_append(
     } | _reported(version, prompt_tokens)
     conn = s.connection()
     _insert_turns(conn, session_id, state.next_seq, messages, token_counts, now)
-    _update(conn, session_id, values, now)
-    return replace(state, **values)
+    open_job_id = _update(conn, session_id, values, now)
+    return Written(replace(state, **values), open_job_id)
 
 
 def _reported(version: int, prompt_tokens: int | None) -> dict[str, int]:
@@ -242,9 +252,12 @@ def _insert_turns(
         conn.execute(_INSERT_MESSAGES, values)
 
 
-def _update(conn: Connection, session_id: str, values: dict[str, Any], now: datetime) -> None:
+def _update(conn: Connection, session_id: str, values: dict[str, Any], now: datetime) -> str | None:
+    """Write the session's row; its open job's id."""
     stamps = {"updated_at": now, "last_activity_at": now}
-    conn.execute(_UPDATE_SESSION, {"this_session": session_id, **values, **stamps})
+    params = {"this_session": session_id, **values, **stamps}
+    open_job_id: str | None = conn.execute(_UPDATE_SESSION, params).scalar_one()
+    return open_job_id
 
 
 def _state_of(session_id: str, values: dict[str, Any]) -> SessionState:
