@@ -190,7 +190,8 @@ def overhead(settings: Settings, *, runs: int, indexed_before: bool) -> Overhead
 class Burst:
     sessions: int
     wall_s: float  # first append sent .. last job finished
-    serial_s: float  # the same compactions one after another in one process
+    serial_s: float  # the same compactions one after another in one process (run_job)
+    serial_core_s: float  # the compressor's share of serial_s
     append_p50_ms: float
     append_p99_ms: float
     enqueued: int
@@ -214,9 +215,10 @@ def burst(
     job_ids = [a.job_id for a in answers if a.job_id]
     rows = wait_finished(db, job_ids, timeout_s=300)
     latencies = [a.ms for a in answers]
+    serial_s, serial_core_s = serial(settings, summarizer, head, tail, sessions_n)
     return Burst(
-        sessions=sessions_n, wall_s=last_finish_s(rows, started),
-        serial_s=serial(settings, summarizer, head, tail, sessions_n),
+        sessions=sessions_n, wall_s=last_finish_s(rows, started), serial_s=serial_s,
+        serial_core_s=serial_core_s,
         append_p50_ms=pct(latencies, 0.5), append_p99_ms=pct(latencies, 0.99),
         enqueued=len(job_ids), retried=sum(a.retries for a in answers),
     )  # fmt: skip
@@ -247,17 +249,20 @@ def append_as_a_gateway(
 def serial(
     settings: Settings, summarizer: Callable[[], Summarizer], head: ws.Transcript,
     tail: ws.Transcript, n: int,
-) -> float:  # fmt: skip
-    """The burst's compactions, one after another in this process (sessions seeded first)."""
+) -> tuple[float, float]:  # fmt: skip
+    """The burst's compactions, one after another in this process (sessions seeded first):
+    their wall time, and the compressor's share of it (the jobs' run_ms less the LLM's)."""
     whole = ws.Transcript(head.messages + tail.messages, head.token_counts + tail.token_counts,
                           head.context_length)  # fmt: skip
     rt = in_process_runtime(settings, summarizer())
     try:
         job_ids = [ws.seed_job(rt.db, whole) for _ in range(n)]
         started = time.perf_counter()
+        core_ms = 0.0
         for job_id in job_ids:
-            compaction.run_job(rt, job_id, worker="bench-serial")
-        return time.perf_counter() - started
+            telemetry = compaction.run_job(rt, job_id, worker="bench-serial")
+            core_ms += float(telemetry["run_ms"]) - float(telemetry["llm_ms"] or 0)
+        return time.perf_counter() - started, core_ms / 1000
     finally:
         rt.close()
 
