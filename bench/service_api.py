@@ -8,7 +8,8 @@ SELECT and one INSERT in a transaction). Both serve the same database; ``--sessi
 are created with a PUT first. Then, at each concurrency, a load generator in its own process
 (``wrk`` when on PATH, else bench/loadgen.py) sends the same requests to the floor and then to
 the API: one user turn to a random session, each with its own Idempotency-Key; a short
-unmeasured warm-up precedes each measurement.
+unmeasured warm-up precedes each measurement, and each side is measured in two halves, floor,
+append, append, floor, so that a change in the machine's load weighs on both alike.
 
 Targets: append throughput >= 40% of the floor's at every concurrency, on both databases; p99
 at 16 clients <= 150 ms on SQLite and <= 50 ms on PostgreSQL.
@@ -193,21 +194,43 @@ def _load_of(found: dict[str, float]) -> Load:
                 int(found["socket_errors"]), found["p50_ms"], found["p99_ms"])  # fmt: skip
 
 
+# Floor, append, append, floor: each side is measured in two halves around the other, so a
+# change in the machine's load during the run weighs on both alike.
+_ORDER = ("floor", "append", "append", "floor")
+
+
 def measure(backend: str, ports: tuple[int, int], args: argparse.Namespace) -> list[Point]:
-    api_port, floor_port = ports
+    port_of = {"append": ports[0], "floor": ports[1]}
     run = uuid.uuid4().hex[:6]
     points = []
     for clients in args.concurrency:
-        found = {}
-        for name, port in (("floor", floor_port), ("append", api_port)):
-            tag = f"{run}-{name}-c{clients}"
-            run_load(args, port, clients, args.warmup_s, f"{tag}-warm")
-            found[name] = run_load(args, port, clients, args.duration_s, tag)
-            print(f"{backend:10} c={clients:<3} {name:6} {found[name].rate:8.1f} req/s  "
-                  f"p50 {found[name].p50_ms:7.2f} ms  p99 {found[name].p99_ms:8.2f} ms",
+        for name, port in port_of.items():
+            run_load(args, port, clients, args.warmup_s, f"{run}-{name}-c{clients}-warm")
+        halves: dict[str, list[Load]] = {"floor": [], "append": []}
+        for n, name in enumerate(_ORDER):
+            tag = f"{run}-{name}-c{clients}-{n}"
+            halves[name].append(run_load(args, port_of[name], clients, args.duration_s / 2, tag))
+        found = {name: combined(loads) for name, loads in halves.items()}
+        for name, load in found.items():
+            print(f"{backend:10} c={clients:<3} {name:6} {load.rate:8.1f} req/s  "
+                  f"p50 {load.p50_ms:7.2f} ms  p99 {load.p99_ms:8.2f} ms",
                   file=sys.stderr, flush=True)  # fmt: skip
         points.append(Point(backend, clients, found["floor"], found["append"]))
     return points
+
+
+def combined(loads: Sequence[Load]) -> Load:
+    """Two halves as one measurement: counts add up; p50 is the halves' weighted by their
+    requests, p99 the higher of the two (a bound: the halves' latencies are not kept)."""
+    requests = sum(x.requests for x in loads)
+    return Load(
+        requests=requests,
+        seconds=sum(x.seconds for x in loads),
+        non_2xx=sum(x.non_2xx for x in loads),
+        socket_errors=sum(x.socket_errors for x in loads),
+        p50_ms=sum(x.p50_ms * x.requests for x in loads) / max(requests, 1),
+        p99_ms=max(x.p99_ms for x in loads),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,7 +279,9 @@ def report(points: Sequence[Point], args: argparse.Namespace, load: tuple[float,
         f"Run of {when}: {os.cpu_count()} CPUs, load average {load[0]:.2f} before and "
         f"{load[1]:.2f} after; load generator `{args.loadgen}` "
         f"({'wrk, in its own process' if args.loadgen == 'wrk' else 'bench/loadgen.py'}); "
-        f"{args.duration_s:g} s per measurement after {args.warmup_s:g} s of warm-up; "
+        f"{args.duration_s:g} s per measurement (two halves: floor, append, append, floor) "
+        f"after {args.warmup_s:g} s of warm-up; p50 weighs the halves' by their requests, p99 "
+        "is the higher of the two; "
         f"{args.sessions} sessions, each request one user turn with its own Idempotency-Key.",
         "", table(points), "", *verdicts(points),
     ])  # fmt: skip
