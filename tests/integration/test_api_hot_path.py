@@ -114,6 +114,23 @@ def test_a_keyed_append_adds_the_key_lookup_and_the_kept_answer(app: FastAPI) ->
     assert seen.transactions == 1 and seen.statements == [LOCK, KEY_LOOKUP]  # nothing written
 
 
+def test_an_append_below_the_threshold_answers_the_open_job(app: FastAPI) -> None:
+    """The UPDATE of the counters returns the session's open job: 202, already_queued."""
+    over = snapshot() | {"messages": make_transcript(3), "prompt_tokens": 90_000}
+    with serve(app) as client:
+        first = client.put("/v1/sessions/s1", json=over)
+        assert first.status_code == 202, first.text
+        job_id = first.json()["hygiene"]["job_id"]
+        client.put("/v1/sessions/s2", json=snapshot())  # another session's job is not this one's
+        with recorded(app) as seen:
+            r = client.post("/v1/sessions/s1/messages", json=turn("small"))
+        other = client.post("/v1/sessions/s2/messages", json=turn("small"))
+    assert r.status_code == 202, r.text
+    assert r.json()["hygiene"] == {"decision": "already_queued", "job_id": job_id}
+    assert seen.statements == [LOCK, TURNS, COUNTERS]
+    assert other.status_code == 200 and other.json()["hygiene"]["job_id"] is None
+
+
 def test_the_first_snapshot_of_a_session_writes_its_row_once(app: FastAPI) -> None:
     with serve(app) as client, recorded(app) as seen:
         assert client.put("/v1/sessions/s1", json=snapshot()).status_code == 200

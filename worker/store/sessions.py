@@ -72,9 +72,11 @@ _LOCK_STATE = (
 _INSERT_SESSION = insert(_SESSIONS)
 # The open job is read by the UPDATE that writes the counters, a statement after the lock (so
 # it sees every job committed before it, as a SELECT of its own would): one round trip fewer.
+# Not correlated to the updated row: RETURNING renders column names without their table, and
+# "session_id = id" inside the subquery would compare two columns of jobs.
 _OPEN_JOB = (
     select(_JOBS.c.id)
-    .where(_JOBS.c.session_id == _SESSIONS.c.id, _JOBS.c.status.in_(OPEN_JOB_STATUSES))
+    .where(_JOBS.c.session_id == bindparam("this_session"), _JOBS.c.status.in_(OPEN_JOB_STATUSES))
     .scalar_subquery()
 )
 _UPDATE_SESSION = update(_SESSIONS).where(_THIS_SESSION).returning(_OPEN_JOB)
