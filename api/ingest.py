@@ -216,9 +216,10 @@ def _decide_in(
     """The hygiene decision for the state just written, and the job it created (same
     transaction).
 
-    The open job is read on every write (it decides the answer); the automatic jobs of the last
-    hour and the cooldown (Redis, within the client's socket timeout) only when the decision
-    would otherwise enqueue: the rules before them do not depend on them.
+    The open job comes back from every write (the counters' UPDATE returns it: it decides the
+    answer); the automatic jobs of the last hour and the cooldown (Redis, within the client's
+    socket timeout) are read only when the decision would otherwise enqueue: the rules before
+    them do not depend on them.
     """
     state, open_id = written.state, written.open_job_id
     decision = _decide(context, state, tokens, open_job_id=open_id)
