@@ -61,12 +61,21 @@ def run(args: argparse.Namespace) -> int:
         shown = make_url(settings.database_url).render_as_string(hide_password=True)
         print(f"compaction api: cannot migrate {shown}: {exc}", file=sys.stderr)
         return 1
+    import gc
+
     import uvicorn
 
     from api.main import create_app
 
+    app = create_app(settings)
+    # What was made at start lives as long as the process: out of the collector's sight, a full
+    # collection walks only what requests made since. Walking the imports' objects paused a
+    # request for ~50 ms about once in a hundred while the heap grew (p99 of appends at one
+    # client: 48 ms with, 8 ms without).
+    gc.collect()
+    gc.freeze()
     uvicorn.run(
-        create_app(settings),
+        app,
         host=settings.api_host,
         port=settings.api_port,
         log_level=args.log_level,
