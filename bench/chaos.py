@@ -38,6 +38,7 @@ import httpx
 import redis
 from sqlalchemy import create_engine, make_url, select, text
 
+from bench.docs_block import replace_block
 from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.faultproxy import FaultProxy
 from tests.support.stack import StackProcess, stack_env, start_api, start_workers
@@ -519,12 +520,9 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "faults.md"
 
 def update_docs(block: str, report: str) -> None:
     """Replace the ``chaos:<block>`` results block of docs/faults.md with ``report``."""
-    text = DOCS.read_text()
     begin, end = f"<!-- chaos:{block}:begin -->", f"<!-- chaos:{block}:end -->"
-    head, _, rest = text.partition(begin)
-    _, _, tail = rest.partition(end)
     when = datetime.now(UTC).strftime("%Y-%m-%d")
-    DOCS.write_text(f"{head}{begin}\nRun of {when}.\n\n{report}\n{end}{tail}")
+    replace_block(DOCS, begin, end, f"Run of {when}.\n\n{report}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,7 @@ if __package__ in (None, ""):
 
 from bench import cases as bench_cases
 from bench import hermes_env, table
+from bench.docs_block import replace_block
 from bench.hermes_env import HermesProcess
 from bench.measure import CaseResult, median, outcome
 from bench.ours import OurRun, run_once
@@ -250,12 +251,7 @@ def render(results: Sequence[CaseResult], *, header: str) -> str:
 
 def update_docs(fragment: str, path: Path = DOCS) -> None:
     """Replace the generated block between the markers in docs/benchmarks.md."""
-    text = path.read_text(encoding="utf-8")
-    head, sep, rest = text.partition(_BEGIN)
-    _, sep2, tail = rest.partition(_END)
-    if not sep or not sep2:
-        raise SystemExit(f"{path} has no {_BEGIN} ... {_END} block to replace")
-    path.write_text(f"{head}{_BEGIN}\n{fragment}\n{_END}{tail}", encoding="utf-8")
+    replace_block(path, _BEGIN, _END, fragment)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

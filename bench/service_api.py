@@ -40,6 +40,7 @@ import httpx
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from bench.docs_block import replace_block
 from tests.support.stack import StackProcess, stack_env
 from worker.redis_server import RedisServer, free_port
 from worker.store.db import migrate
@@ -292,12 +293,7 @@ def report(points: Sequence[Point], args: argparse.Namespace, load: tuple[float,
 
 def update_docs(fragment: str, path: Path = DOCS) -> None:
     """Replace the block between the service-api markers in docs/benchmarks.md."""
-    content = path.read_text(encoding="utf-8")
-    head, sep, rest = content.partition(BEGIN)
-    _, sep2, tail = rest.partition(END)
-    if not sep or not sep2:
-        raise SystemExit(f"{path} has no {BEGIN} ... {END} block to replace")
-    path.write_text(f"{head}{BEGIN}\n{fragment}\n{END}{tail}", encoding="utf-8")
+    replace_block(path, BEGIN, END, fragment)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

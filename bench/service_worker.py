@@ -38,6 +38,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from bench import worker_loads as loads
+from bench.docs_block import replace_block
 from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.stack import StackProcess, broker, stack_env, start_api, start_worker
 from worker.redis_server import RedisServer, free_port
@@ -233,13 +234,7 @@ def report(results: Sequence[Results]) -> str:
 
 def update_docs(block: str, path: Path = DOCS) -> None:
     """Replace what stands between the markers in docs/benchmarks.md with ``block``."""
-    start, end = MARKERS
-    content = path.read_text()
-    head, found, rest = content.partition(start)
-    _, found_end, tail = rest.partition(end)
-    if not (found and found_end):
-        raise SystemExit(f"{path}: the markers {start} ... {end} are missing")
-    path.write_text(f"{head}{start}\n{block}\n{end}{tail}")
+    replace_block(path, *MARKERS, block)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import hermes_env, invariants
+from bench.docs_block import replace_block
 from bench.hermes_env import HermesProcess
 from bench.ours import BENCH_TODAY
 from bench.retention import corpus, score
@@ -441,13 +442,7 @@ def _session_table(results: Sequence[SessionResult], paths: Sequence[str]) -> st
 
 
 def update_docs(fragment: str, path: Path = DOCS, corpus_name: str = "dev") -> None:
-    begin, end = MARKERS[corpus_name]
-    text = path.read_text(encoding="utf-8")
-    head, sep, rest = text.partition(begin)
-    _, sep2, tail = rest.partition(end)
-    if not sep or not sep2:
-        raise SystemExit(f"{path} has no {begin} ... {end} block to replace")
-    path.write_text(f"{head}{begin}\n{fragment}\n{end}{tail}", encoding="utf-8")
+    replace_block(path, *MARKERS[corpus_name], fragment)
 
 
 def core_label() -> str:
