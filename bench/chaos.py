@@ -26,7 +26,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,11 +35,12 @@ from typing import Any
 
 import httpx
 import redis
-from sqlalchemy import create_engine, make_url, select, text
+from sqlalchemy import make_url, select
 
 from bench.docs_block import replace_block
 from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.faultproxy import FaultProxy
+from tests.support.pg_schema import private_schema
 from tests.support.stack import StackProcess, stack_env, start_api, start_workers
 from worker.redis_server import RedisServer, free_port
 from worker.store.db import Database, migrate
@@ -96,16 +96,24 @@ class Stack:
 
 @contextlib.contextmanager
 def running_stack(root: Path, postgres: str | None) -> Iterator[Stack]:
+    schema = private_schema(postgres, "cq_chaos") if postgres else contextlib.nullcontext(None)
+    with schema as in_schema:
+        yield from _stack_on(root, in_schema)
+
+
+def _stack_on(root: Path, postgres: str | None) -> Iterator[Stack]:
+    """The stack on PostgreSQL (``postgres``: a migrated schema's URL, reached through a proxy
+    the faults cut) or on a new SQLite file."""
     redis_server = RedisServer(root / "redis", appendonly=True).start()
     proxy = None
     if postgres:
-        direct = _private_schema(postgres)
+        direct = postgres
         host, port = make_url(direct).host, make_url(direct).port or 5432
         proxy = FaultProxy(port, str(host))
         database_url = proxy.url_for(direct)
     else:
         direct = database_url = f"sqlite:///{root / 'compaction.db'}"
-    migrate(direct)
+        migrate(direct)
     llm = FakeOpenAI(default=Reply.ok("Summary: the conversation so far.").after(2.0)).start()
     env = stack_env(
         redis_url=redis_server.url, database_url=database_url, var_dir=root / "var",
@@ -121,16 +129,6 @@ def running_stack(root: Path, postgres: str | None) -> Iterator[Stack]:
         yield stack
     finally:
         stack.stop()
-
-
-def _private_schema(base: str) -> str:
-    schema = f"cq_chaos_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(base)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    engine.dispose()
-    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-    return url.render_as_string(hide_password=False)
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -37,10 +36,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from bench.docs_block import replace_block
+from tests.support.pg_schema import private_schema
 from tests.support.stack import StackProcess, stack_env
 from worker.redis_server import RedisServer, free_port
 from worker.store.db import migrate
@@ -145,21 +143,8 @@ def database(backend: str, args: argparse.Namespace, work: Path) -> Iterator[str
         migrate(url)
         yield url
         return
-    schema = f"bench_service_{int(time.time())}_{uuid.uuid4().hex[:6]}"
-    admin = create_engine(args.postgres_url)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    in_schema = make_url(args.postgres_url).update_query_dict(
-        {"options": f"-csearch_path={schema}"}
-    )
-    rendered = in_schema.render_as_string(hide_password=False)
-    try:
-        migrate(rendered)
-        yield rendered
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with private_schema(args.postgres_url, "bench_service") as url:
+        yield url
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,12 +34,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
-
 from bench import worker_loads as loads
 from bench.docs_block import replace_block
 from tests.support.fake_openai import FakeOpenAI, Reply
+from tests.support.pg_schema import private_schema
 from tests.support.stack import StackProcess, broker, stack_env, start_api, start_worker
 from worker.redis_server import RedisServer, free_port
 from worker.settings import Settings
@@ -72,20 +70,11 @@ def database(backend: str, name: str, args: argparse.Namespace) -> Iterator[str]
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         url = f"sqlite:///{path}"
-    else:
-        url = _fresh_schema(args.postgres_url, f"bench_service_worker_{name}")
-    migrate(url)
-    yield url
-
-
-def _fresh_schema(base: str, schema: str) -> str:
-    engine = create_engine(base)
-    with engine.begin() as conn:
-        conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    engine.dispose()
-    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-    return url.render_as_string(hide_password=False)
+        migrate(url)
+        yield url
+        return
+    with private_schema(args.postgres_url, f"bench_service_worker_{name}") as url:
+        yield url
 
 
 def run_backend(backend: str, args: argparse.Namespace) -> Results:
