@@ -172,14 +172,15 @@ def _summarize_window(
         )
 
     ledger = ledger_within(bytes_for(budget))
+    completed, appended = complete_summary(folded.text, ledger)
     # Sized by bytes, a ledger of CJK text may come out over its budget by the exact count:
     # it is made again within a budget scaled down by as much.
-    completed = complete_summary(folded.text, ledger)[0]
     tokens = job.counter.count_text(completed[len(folded.text.rstrip()) :])
     if tokens > budget:
         ledger = ledger_within(bytes_for(budget) * budget // tokens)
+        completed, appended = complete_summary(folded.text, ledger)
     facts = replace(facts, redactions=facts.redactions + shown.redactions)
-    return _with_ledger(facts, folded.text, ledger)
+    return _with_ledger(facts, ledger, completed, appended)
 
 
 # A rule-based summary may fill this share of the room under the target; the ledger then
@@ -226,13 +227,13 @@ def _ledger_floor(config: CompressConfig) -> int:
     return min(config.ledger_min_tokens, int(config.context_length * config.ledger_max_ratio) // 8)
 
 
-def _with_ledger(facts: _Facts, text: str, ledger: Ledger) -> _Facts:
-    """The summary (redacted already) with what the ledger found and the summarizer left out.
+def _with_ledger(facts: _Facts, ledger: Ledger, completed: str, appended: int) -> _Facts:
+    """The summary (redacted already) completed with the ``appended`` ledger entries the
+    summarizer left out (``complete_summary``).
 
     Every entry was redacted where it was read (turns, ``Shown``), before it was cut, and an
     entry is one line, so the joined text needs no second pass.
     """
-    completed, appended = complete_summary(text, ledger)
     return replace(
         facts,
         body=neutralize_tags(completed),

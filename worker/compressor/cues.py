@@ -155,7 +155,8 @@ RULE = Cue(
 # weak reason people write most: the choice comes first, its reason after the mark.
 REASON = Cue(
     "because since so_that given_that given instead rather_than to_avoid in_order_to decided "
-    "decision i_chose we_chose chose_to chose_a chose_an chose_the choose opted going_with switch_to trade-off tradeoff",
+    "decision i_chose we_chose chose_to chose_a chose_an chose_the choose opted going_with "
+    "switch_to trade-off tradeoff",  # not "chose" alone: French "chose" is a thing
     "porque ya_que en_lugar_de en_lugar_del en_vez_de en_vez_del para_que para_evitar para_no "
     "de_modo_que dado_que puesto_que decidí elegí opté "
     "pois já_que visto_que em_vez_de em_vez_do em_vez_da em_lugar_de para_evitar decidi optei "

@@ -160,9 +160,7 @@ def user_tier(text: str, *, times: int = 1, noted: bool = False) -> int:
         return 0
     if _acknowledges(text):
         return 4
-    if asked:
-        return 3
-    if times > 1:
+    if asked or times > 1:
         return 3
     return 1 if noted else 2
 

@@ -33,8 +33,9 @@ class SummaryRequest:
     # a rule-based summarizer reads these. None: read ``window`` itself.
     uses: Sequence[ToolUse] | None = None
     prose: Prose | None = None  # what was said in ``window``, likewise
-    # The room the compacted transcript leaves under its target: a rule-based summarizer,
-    # which quotes instead of condensing, may fill it (never less than ``budget_tokens``).
+    # A rule-based summarizer's share of the room the compacted transcript leaves under its
+    # target: it quotes instead of condensing, so it is sized by the room, not by
+    # ``budget_tokens`` (which only stands in when no room is given).
     room_tokens: int | None = None
 
     @property
@@ -44,8 +45,8 @@ class SummaryRequest:
 
 
 def rule_based_budget(budget_tokens: int, room_tokens: int | None) -> int:
-    """A rule-based summary quotes instead of condensing: it may fill the room under the
-    target when that is more than its budget."""
+    """A rule-based summary quotes instead of condensing: it takes its share of the room under
+    the target (the ledger completes it from the rest); without one, the summary's budget."""
     return room_tokens if room_tokens is not None else budget_tokens
 
 
