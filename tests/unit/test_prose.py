@@ -173,3 +173,32 @@ def test_a_statement_the_assistant_only_took_note_of_is_marked() -> None:
         assistant("Claro. Sofríe la cebolla despacio, añade la carne y deja reposar el relleno."),
     ]
     assert [s.weight for s in read_prose(msgs).asks] == [1, 0]
+
+
+def _weights(text: str) -> dict[str, int]:
+    msgs = [user("go"), assistant(text, [bash("c1", "ls")])]
+    return {d.text: d.weight for d in read_prose(msgs).decisions}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What matters is what it does rather than what it is called.",
+        "La idea es entender para qué sirve en vez de memorizar la definición.",
+        "关键是它有什么用\uff0c而不是它叫什么。",  # "用" here is a noun ("what use it has")
+    ],
+)
+def test_a_contrast_alone_is_a_pick_without_a_reason(text: str) -> None:
+    """A contrast weighs two options: a choice, not the reason for one."""
+    assert _weights(f"{text} Done.") == {text: 2}
+
+
+def test_a_contrast_with_a_reason_is_a_choice_with_its_reason() -> None:
+    text = "Take the train rather than the bus, because the bus stops twice on the way."
+    assert _weights(text) == {text: 4}
+
+
+def test_a_one_character_cjk_choice_word_that_ends_a_clause_is_no_choice() -> None:
+    # "够用" (enough) ends its clause: nothing is chosen, the colon only explains.
+    assert _weights("三天时间够用\uff1a每天一个重点就好。") == {}
+    assert _weights("这里用乐观锁\uff1a冲突很少。") == {"这里用乐观锁\uff1a冲突很少。": 2}

@@ -154,17 +154,26 @@ RULE = Cue(
 # clause joined by a colon, a semicolon or a dash ("Sticking with X; Y drifted twice") is the
 # weak reason people write most: the choice comes first, its reason after the mark.
 REASON = Cue(
-    "because since so_that given_that given instead rather_than to_avoid in_order_to decided "
-    "decision i_chose we_chose chose_to chose_a chose_an chose_the choose opted going_with "
-    "switch_to trade-off tradeoff",  # not "chose" alone: French "chose" is a thing
-    "porque ya_que en_lugar_de en_lugar_del en_vez_de en_vez_del para_que para_evitar para_no "
-    "de_modo_que dado_que puesto_que decidí elegí opté "
-    "pois já_que visto_que em_vez_de em_vez_do em_vez_da em_lugar_de para_evitar decidi optei "
-    "parce_que puisque vu_que étant_donné plutôt_que plutôt_qu' au_lieu_de au_lieu_du "
-    "au_lieu_des afin_de ,_car "
-    "weil denn statt anstatt stattdessen anstelle damit entschieden ,_da "
-    "perché invece_di потому_что вместо решил поскольку",
-    "因为 由于 而不是 而不用 而非 以免 为了 决定 以便 从而 改用 采用 なので ので 代わりに 決めた",
+    "because since so_that given_that given to_avoid in_order_to decided decision i_chose "
+    "we_chose chose_to chose_a chose_an chose_the choose opted going_with switch_to trade-off "
+    "tradeoff",  # not "chose" alone: French "chose" is a thing
+    "porque ya_que para_que para_evitar para_no de_modo_que dado_que puesto_que decidí elegí "
+    "opté "
+    "pois já_que visto_que para_evitar decidi optei "
+    "parce_que puisque vu_que étant_donné afin_de ,_car "
+    "weil denn damit entschieden ,_da "
+    "perché потому_что решил поскольку",
+    "因为 由于 以免 为了 决定 以便 从而 改用 采用 なので ので 決めた",
+)
+# A contrast ("X rather than Y", "en vez de", "而不是") weighs two options and names the one
+# taken: a choice, not a reason for it. Alone it is a pick without its why.
+CONTRAST = Cue(
+    "instead rather_than",
+    "en_lugar_de en_lugar_del en_vez_de en_vez_del "
+    "em_vez_de em_vez_do em_vez_da em_lugar_de "
+    "plutôt_que plutôt_qu' au_lieu_de au_lieu_du au_lieu_des "
+    "statt anstatt stattdessen anstelle invece_di вместо",
+    "而不是 而不用 而非 代わりに",
 )
 WEAK_REASON = Cue(
     "so therefore hence that_way which_means which_lets :_ ;_ \u2014 _\u2013_",  # em, en dash
@@ -204,28 +213,48 @@ BLOCKER = Cue(
 )
 
 
-# Assistant prose is read in two passes: the rarer reason and blocker words over the whole
-# text, then choice and exploring words (common ones: "use", "check") over the sentences a weak
-# reason was found in.
-ASSISTANT = CueSet({"reason": REASON, "weak": WEAK_REASON, "blocker": BLOCKER})
+# Assistant prose is read in two passes: the rarer reason, contrast and blocker words over the
+# whole text, then choice and exploring words (common ones: "use", "check") over the sentences
+# a reason or a contrast was found in.
+ASSISTANT = CueSet(
+    {"reason": REASON, "weak": WEAK_REASON, "contrast": CONTRAST, "blocker": BLOCKER}
+)
 _CHOICE_OR_EXPLORE = CueSet({"choice": CHOICE, "explore": EXPLORE})
+# What ends a CJK clause. A one-character verb of choosing ("用", "选") takes an object: one
+# right before such a mark is a noun ("有什么用", "what use it has") or part of another word.
+_CJK_CLAUSE_END = frozenset("\uff0c\u3001\u3002\uff1a\uff1b\uff01\uff1f,.:;!?")
 
 
-def decision_weight(sentence: str, *, reason: bool, weak: bool, answer: bool = False) -> int:
-    """How surely ``sentence`` states a decision, given whether a strong or a weak reason word
-    stands in it: 4 for a strong reason beside a choice ("I'd keep X because Y"), 3 for a
-    strong reason alone (unless it only explains where to look), 2 for a weak one beside a
-    choice (not while exploring); below 2 it is none. ``answer``: the sentence opens a reply to
-    a short question, which makes it a choice in whatever words it is put (3 with a weak
-    reason: asked to pick, it picked and said why)."""
-    if not (reason or weak):
+def decision_weight(
+    sentence: str, *, reason: bool, weak: bool, contrast: bool = False, answer: bool = False
+) -> int:
+    """How surely ``sentence`` states a decision, given whether a strong reason, a weak one or
+    a contrast ("X rather than Y") stands in it: 4 for a strong reason beside a choice ("I'd
+    keep X because Y"), 3 for a strong reason alone (unless it only explains where to look), 2
+    for a weak one beside a choice (not while exploring), 2 for a contrast alone (options
+    weighed, no reason given); below 2 it is none. A contrast is itself a choice. ``answer``:
+    the sentence opens a reply to a short question, which makes it a choice in whatever words
+    it is put; it and a contrast make a weak reason worth 3 (a pick, and why)."""
+    if not (reason or weak or contrast):
         return 0
-    found = _CHOICE_OR_EXPLORE.scan(sentence.lower())
-    choice = bool(found["choice"]) or answer
+    lowered = sentence.lower()
+    found = _CHOICE_OR_EXPLORE.scan(lowered)
+    explore = bool(found["explore"])
+    picked = answer or contrast
+    choice = picked or any(_chooses(lowered, at) for at in found["choice"])
     if reason:  # "Let me look at x since ...": a reason to look, nothing decided
         if choice:
             return 4
-        return 1 if found["explore"] else 3
-    if answer:  # asked to pick, it picked and said why
+        return 1 if explore else 3
+    if weak and picked:  # asked to pick, or weighing two, it picked and said why
         return 3
-    return 1 + choice - bool(found["explore"])
+    if weak:
+        return 1 + choice - explore
+    return 2 - explore  # a contrast alone
+
+
+def _chooses(lowered: str, at: int) -> bool:
+    """The choice word at ``at`` is one: not a one-character CJK word (a multi-character one
+    goes on with CJK) at the end of its clause."""
+    after = lowered[at + 1 : at + 2]
+    return not (is_cjk(lowered[at]) and (not after or after in _CJK_CLAUSE_END))

@@ -91,7 +91,8 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             continue  # nothing decided or blocked in so few words
         found = cues.ASSISTANT.scan(head.lower())
         decided: set[str] = set()  # a decision that names an obstacle is still a decision
-        for start, sentence in _sentences_at(head, sorted({*found["reason"], *found["weak"]})):
+        marks = sorted({*found["reason"], *found["weak"], *found["contrast"]})
+        for start, sentence in _sentences_at(head, marks):
             if _too_short(sentence):
                 continue
             end = start + len(sentence)
@@ -100,6 +101,7 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
                 reason=_within(found["reason"], start, end),
                 # A colon that ends the sentence leads into a list; it gives no reason.
                 weak=_within(found["weak"], start, end - 1),
+                contrast=_within(found["contrast"], start, end),
                 answer=start == opening,
             )
             if weight >= _DECISION_WEIGHT:
