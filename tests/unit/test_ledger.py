@@ -170,6 +170,19 @@ def test_a_short_budget_keeps_what_matters_most() -> None:
     assert min(e.rank for e in dropped) > min(e.rank for e in small.entries)
 
 
+def test_a_reasoned_decision_goes_before_the_premise_of_a_question() -> None:
+    decision = "I'd take the morning train, because the evening one is always full on Fridays."
+    msgs = [
+        user("Going to Porto for 3 days with 2 kids, what should we see?"),
+        assistant("The riverside, the tiles museum and a boat trip."),
+        user("Train or bus?"),
+        assistant(decision),
+    ]
+    full = ledger_of(msgs)
+    room = len(HEADING) + 120 + len(next(e.render() for e in full.entries if e.kind == "decision"))
+    assert texts(ledger_of(msgs, budget_bytes=room), "decision") == [f'"{decision}"']
+
+
 def test_no_newest_wins_cap_on_a_long_window() -> None:
     msgs: list[Message] = [user("go")]
     for i in range(60):

@@ -130,6 +130,12 @@ def test_a_choice_with_a_strong_reason_outweighs_a_strong_reason_alone() -> None
         ("Le dimanche c'est pour la famille, pas de courses ce jour-là, ok ?", False),
         ("No gluten for me, right?", False),
         ("The build is green.", False),
+        # Without a question mark, where the words show it.
+        ("no consigo dormir antes de las 2, qué hago", True),
+        ("晚上总是睡不着\uff0c怎么办", True),
+        ("手机是新买的吗", True),
+        ("vale, que lo pruebo luego", False),
+        ("what I did was restart it", False),
     ],
 )
 def test_a_question_is_told_from_a_statement_with_a_tag(text: str, asks: bool) -> None:
@@ -145,12 +151,11 @@ def test_a_question_is_not_read_as_a_rule() -> None:
     ("text", "times", "noted", "tier"),
     [
         ("Pas de réunions le vendredi, ok ?", 1, False, 0),  # a rule, then a tag
-        (
-            "对了\uff0c我的航班是 1 月 28 日 11:50 起飞\uff0c来得及吗\uff1f",
-            1,
-            False,
-            0,
-        ),  # a fact, then a question
+        ("Te cuento: salgo el 14 a las 16:15. ¿Me da tiempo?", 1, False, 0),  # a fact, asked
+        ("对了\uff0c我的航班是 11:50 起飞\uff0c来得及吗\uff1f", 1, False, 2),  # a premise
+        ("Voy a Lisboa 3 días, ¿qué veo?", 1, False, 2),  # the question's premise
+        ("Always hungry at 4, what should I eat?", 1, False, 2),  # a rule word in a premise
+        ("no duermo antes de las 2, qué hago", 1, False, 2),  # a question without its mark
         ("Bueno, vivo en Coyoacán, así que busca cerca.", 1, True, 1),  # the reply took note
         ("Bueno, vivo en Coyoacán, así que busca cerca.", 1, False, 2),
         ("ok, lo pruebo y te cuento", 6, True, 3),  # a refrain

@@ -153,18 +153,32 @@ def states_fact(sentence: str) -> bool:
 def user_tier(text: str, *, times: int = 1, noted: bool = False) -> int:
     """How much what the user wrote (``text``, said ``times`` times) is worth keeping, lower
     first: 0 it sets a rule or names a fact outside a question; 1 the assistant only took note
-    of it (``noted``); 2 another statement; 3 a question (answered in the turns that follow);
-    4 a short acknowledgement. A statement said again and again is a refrain, ranked with the
+    of it (``noted``); 2 another statement, or a question whose own sentence names a fact or a
+    rule (its premise: "I'm in Lisbon for 3 days, what should I see?", which the answer that
+    followed used); 3 a question (answered in the turns that follow); 4 a short
+    acknowledgement. A statement said again and again is a refrain, ranked with the
     questions; a rule said again stays first."""
     asked = _questions(text)
-    stated = _without(text, asked)
-    if cues.RULE.search(stated) or states_fact(stated):
+    stated = _without(text, [(_sentence_start(text, start), end) for start, end in asked])
+    if _rule_or_fact(stated):
         return 0
     if _acknowledges(text):
         return 4
-    if asked or times > 1:
+    if times > 1 or (asked and not _rule_or_fact(_without(text, asked))):
         return 3
     return 1 if noted else 2
+
+
+def _rule_or_fact(text: str) -> bool:
+    return cues.RULE.search(text) or states_fact(text)
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence of ``text`` that holds ``at`` starts."""
+    return max(text.rfind(c, 0, at) for c in _SENTENCE_MARKS) + 1
+
+
+_SENTENCE_MARKS = ".!?\n\u3002\uff01\uff1f"  # and their CJK forms
 
 
 def decision_tier(said: Said, times: int = 1) -> int:
@@ -188,7 +202,30 @@ def _questions(text: str) -> list[tuple[int, int]]:
         start = max(head.rfind(c) for c in _CLAUSE_MARKS) + 1
         if head[start:].strip(" ¿¡").lower() not in _TAGS:
             found.append((start, mark.end()))
-    return found
+    unmarked = _unmarked_question(text)
+    return [*found, unmarked] if unmarked is not None else found
+
+
+def _unmarked_question(text: str) -> tuple[int, int] | None:
+    """The last clause of ``text`` when it asks without a question mark, as chats often do,
+    in a language whose words show it: opened by an accented Spanish interrogative ("qué
+    hago"), or closed by a Chinese question word or particle ("怎么办", "吗")."""
+    end = len(text.rstrip())
+    if end == 0 or text[end - 1] in "?\uff1f":
+        return None  # marked: found already
+    start = max(text.rfind(c, 0, end) for c in _CLAUSE_MARKS) + 1
+    clause = text[start:end].strip(" ¿¡").lower()
+    if not clause:
+        return None
+    if clause.endswith(_CJK_ASKS) or clause.split(maxsplit=1)[0] in _SPANISH_ASKS:
+        return start, end
+    return None
+
+
+_CJK_ASKS = ("吗", "呢", "怎么办", "怎么样", "什么", "为什么", "多少", "哪个", "哪里", "如何")
+# Spanish accents an interrogative only when it asks (or exclaims): "qué hago", not "que".
+_SPANISH_ASK_WORDS = "qué cómo cuál cuáles cuánto cuánta cuántos cuántas dónde cuándo quién"
+_SPANISH_ASKS = frozenset(_SPANISH_ASK_WORDS.split())
 
 
 # What ends a statement to check it was heard, not to ask: "…, ok?", "¿vale?" (and CJK's).
