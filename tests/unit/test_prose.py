@@ -170,6 +170,19 @@ def test_what_the_user_wrote_is_ranked_by_what_lasts(
     assert user_tier(text, times=times, noted=noted) == tier
 
 
+@pytest.mark.parametrize(
+    ("text", "tier"),
+    [
+        ("Der Akku hält nicht lange.", 2),  # "nicht" is "not": a statement, no rule
+        ("Bitte nicht direkt auf main pushen.", 0),
+        ("Mein Sohn liebt Dinosaurier.", 2),  # capitalised for the sentence and the noun
+        ("Die Übergabe macht Dmitri Esposito.", 0),  # a name
+    ],
+)
+def test_german_negation_and_capitals_are_not_read_as_rules_or_names(text: str, tier: int) -> None:
+    assert user_tier(text) == tier
+
+
 def test_a_statement_the_assistant_only_took_note_of_is_marked() -> None:
     msgs = [
         user("Bueno, vivo en Coyoacán, así que busca cerca."),

@@ -142,7 +142,9 @@ RULE = Cue(
     "só apenas por_favor antes_de até importante lembra "
     "jamais toujours ne_pas pas_de doit doivent il_faut faut évite sans seulement avant "
     "préfère s'il_te_plaît s'il_vous_plaît important "
-    "nie immer muss müssen soll sollte darf dürfen nicht kein keine vermeide ohne nur bitte "
+    # German "nicht" is "not", which English lists no more than Spanish "no": a statement's
+    # negation ("der Akku hält nicht") sets no rule ("bitte nicht", "darf nicht" do).
+    "nie immer muss müssen soll sollte darf dürfen kein keine vermeide ohne nur bitte "
     "wichtig lieber "
     "mai sempre non_usare senza prima никогда всегда нельзя обязательно только",
     "不要 别 必须 一定 总是 永远 务必 请 只 禁止 不准 不能 不许 先 之前 截止 记住 避免 "

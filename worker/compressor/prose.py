@@ -141,8 +141,10 @@ def distinct(said: Sequence[Said]) -> list[tuple[Said, int]]:
     return list(latest.values())
 
 
-# Digits, an e-mail, two capitalised words in a row (a name): a fact worth keeping.
-_FACT = re.compile(r"\d|@|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+# Digits, an e-mail, two capitalised words in a row (a name) after a word of the sentence: a
+# fact worth keeping. A sentence's first word is capitalised for the sentence (and in German
+# every noun is: "Mein Sohn versteht das nicht" names no one).
+_FACT = re.compile(r"\d|@|(?<=[\w,] )[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
 
 
 def states_fact(sentence: str) -> bool:
