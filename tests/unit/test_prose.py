@@ -10,7 +10,7 @@ import json
 import pytest
 
 from worker.compressor.messages import ToolCall, assistant, user
-from worker.compressor.prose import is_question, read_prose, user_tier
+from worker.compressor.prose import decision_tier, distinct, is_question, read_prose, user_tier
 
 
 def bash(call_id: str, command: str) -> ToolCall:
@@ -220,3 +220,21 @@ def test_a_one_character_cjk_choice_word_that_ends_a_clause_is_no_choice() -> No
     # "够用" (enough) ends its clause: nothing is chosen, the colon only explains.
     assert _weights("三天时间够用\uff1a每天一个重点就好。") == {}
     assert _weights("这里用乐观锁\uff1a冲突很少。") == {"这里用乐观锁\uff1a冲突很少。": 2}
+
+
+def test_the_same_advice_with_other_names_is_one_stock_phrase() -> None:
+    replies = [
+        "For a day in Porto: walk the old town, one museum, and book dinner early.",
+        "Take the 8 o'clock train: the later ones are always full.",
+        "For a day in Lyon: walk the old town, one museum, and book dinner early.",
+        "For a day in San Sebastián: walk the old town, one museum, and book dinner early.",
+    ]
+    msgs = []
+    for reply in replies:
+        msgs += [user("So which one?"), assistant(reply)]
+    decisions = read_prose(msgs).decisions
+    found = {
+        s.text: (times, decision_tier(s, times)) for s, times in distinct(decisions, template=True)
+    }
+    assert found == {replies[1]: (1, 1), replies[3]: (3, 3)}
+    assert len(distinct(decisions)) == 4  # word for word, they differ

@@ -288,7 +288,7 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
     facts = _Facts()
     facts.asks = [s.text for s in prose.asks]
     facts.rules = [quote(s.text, 300) for s in prose.rules]
-    for s, times in distinct(prose.decisions):
+    for s, times in distinct(prose.decisions, template=True):
         facts.decisions[f'"{quote(s.text, 320)}"'] = decision_tier(s, times)
     facts.blockers = [f'Assistant noted: "{quote(s.text, 300)}"' for s in prose.blockers]
     # A reply (an assistant message without tool calls) answers the questions before it.

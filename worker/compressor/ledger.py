@@ -201,7 +201,7 @@ def _from_prose(prose: Prose) -> list[Entry]:
         rules.setdefault(said.at, []).append(said.text)
     for said, times in distinct(prose.asks):
         out += _user_entries(said, rules, times)
-    for said, times in distinct(prose.decisions):
+    for said, times in distinct(prose.decisions, template=True):
         quoted = quote(said.text, _QUOTE_CHARS)
         needle = quoted.split("…[", 1)[0]
         rank = _DECISION_RANKS[decision_tier(said, times)]

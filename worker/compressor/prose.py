@@ -130,15 +130,23 @@ def _with_stated_reason(text: str, start: int, sentence: str) -> str:
     return text[start : after[0] + len(after[1])] if after is not None else sentence
 
 
-def distinct(said: Sequence[Said]) -> list[tuple[Said, int]]:
+def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said, int]]:
     """Each distinct message once (white space aside), at its latest place, in order, with how
-    often it was said."""
+    often it was said. ``template``: sentences alike but for their names and numbers ("A day
+    in Porto: walk the centre …", "A day in Lyon: walk the centre …") are one, said again
+    (the same advice for every ask)."""
     latest: dict[str, tuple[Said, int]] = {}
     for item in said:
         key = " ".join(item.text.split())
+        if template:
+            key = _SLOT.sub("_", key)
         count = latest.pop(key, (item, 0))[1]
         latest[key] = (item, count + 1)
     return list(latest.values())
+
+
+# What a template fills in: a number, or capitalised words inside a sentence (a name).
+_SLOT = re.compile(r"\d+|(?<=[\w,] )[A-ZÀ-ÖØ-Þ][\w-]*(?: [A-ZÀ-ÖØ-Þ][\w-]*)*")
 
 
 # Digits, an e-mail, two capitalised words in a row (a name) after a word of the sentence: a
