@@ -238,3 +238,30 @@ def test_the_same_advice_with_other_names_is_one_stock_phrase() -> None:
     }
     assert found == {replies[1]: (1, 1), replies[3]: (3, 3)}
     assert len(distinct(decisions)) == 4  # word for word, they differ
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Not rewriting the parser here: the old one is covered by three hundred tests.",
+        "No migro la base ahora: el cliente está de vacaciones.",
+        "Pas de retry sur cet appel : il n'est pas idempotent.",
+    ],
+)
+def test_declining_with_a_reason_is_a_decision(text: str) -> None:
+    assert _weights(text) == {text: 2}
+
+
+def test_a_no_that_answers_declines_nothing() -> None:
+    assert _weights("No, the tests pass: the flake was the network.") == {}
+
+
+def test_a_terse_choice_and_its_reason_in_the_next_sentence_are_one_decision() -> None:
+    decided = (
+        "Not bumping the SDK in this PR. It changes the auth flow, so it needs its own review."
+    )
+    assert _weights(f"Done. {decided}") == {decided: 2}
+
+
+def test_a_reason_after_a_sentence_that_chose_nothing_stays_no_decision() -> None:
+    assert _weights("The loader reads the whole file. It is slow, so the test times out.") == {}

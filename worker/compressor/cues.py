@@ -243,7 +243,7 @@ def decision_weight(
     found = _CHOICE_OR_EXPLORE.scan(lowered)
     explore = bool(found["explore"])
     picked = answer or contrast
-    choice = picked or any(_chooses(lowered, at) for at in found["choice"])
+    choice = picked or _declines(lowered) or any(_chooses(lowered, at) for at in found["choice"])
     if reason:  # "Let me look at x since ...": a reason to look, nothing decided
         if choice:
             return 4
@@ -260,3 +260,41 @@ def _chooses(lowered: str, at: int) -> bool:
     goes on with CJK) at the end of its clause."""
     after = lowered[at + 1 : at + 2]
     return not (is_cjk(lowered[at]) and (not after or after in _CJK_CLAUSE_END))
+
+
+# A sentence that opens by declining ("Not upgrading X", "No actualizo X", "Pas de cache") has
+# made a choice: not to do it. ("No, ..." answers; it declines nothing.)
+_DECLINE_WORDS = "not no não pas kein keine nicht non не"
+_DECLINE = frozenset(_DECLINE_WORDS.split())
+
+
+def _declines(lowered: str) -> bool:
+    first, _, rest = lowered.partition(" ")
+    return first in _DECLINE and bool(rest)
+
+
+def opens_with_choice(sentence: str) -> bool:
+    """``sentence`` opens by naming a choice ("Keeping X.", "I'll go with X.", "Not
+    upgrading X."), within its first few words, and explores nothing."""
+    lowered = sentence.lower()
+    found = _CHOICE_OR_EXPLORE.scan(lowered)
+    if found["explore"]:
+        return False
+    if _declines(lowered):
+        return True
+    opening = _OPENING_CJK_CHARS if is_cjk(lowered[:4]) else _opening_chars(lowered)
+    return any(at < opening and _chooses(lowered, at) for at in found["choice"])
+
+
+_OPENING_WORDS = 3
+_OPENING_CJK_CHARS = 6
+
+
+def _opening_chars(lowered: str) -> int:
+    """Where the word after the first few of ``lowered`` starts."""
+    at = -1
+    for _ in range(_OPENING_WORDS):
+        at = lowered.find(" ", at + 1)
+        if at < 0:
+            return len(lowered)
+    return at

@@ -104,6 +104,10 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
                 contrast=_within(found["contrast"], start, end),
                 answer=start == opening,
             )
+            if weight == 1 and not _within(found["reason"], start, end):
+                # A reason whose choice is the sentence before: "Not upgrading X. It drags in
+                # Y, so it gets its own ticket."
+                start, sentence, weight = _with_choice_before(head, start, sentence, marks)
             if weight >= _DECISION_WEIGHT:
                 decisions.append(Said(at, _with_stated_reason(head, start, sentence), weight))
                 decided.add(sentence)
@@ -128,6 +132,25 @@ def _with_stated_reason(text: str, start: int, sentence: str) -> str:
         return sentence
     after = cues.sentence_at(text, label.end())
     return text[start : after[0] + len(after[1])] if after is not None else sentence
+
+
+def _with_choice_before(
+    text: str, start: int, sentence: str, marks: Sequence[int]
+) -> tuple[int, str, int]:
+    """``sentence`` (at ``start`` in ``text``, a weak reason without a choice) with the
+    sentence before it on its line when that one opens with a choice and gives no reason of
+    its own: (start, text, weight 2) of the two; else ``sentence`` as it was, weight 1."""
+    before = text[:start].rstrip()
+    if not before or "\n" in text[len(before) : start]:
+        return start, sentence, 1
+    found = cues.sentence_at(text, len(before) - 1)
+    if (
+        found is None
+        or _within(marks, found[0], len(before))
+        or not cues.opens_with_choice(found[1])
+    ):
+        return start, sentence, 1
+    return found[0], text[found[0] : start + len(sentence)], _DECISION_WEIGHT
 
 
 def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said, int]]:
