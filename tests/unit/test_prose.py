@@ -265,3 +265,26 @@ def test_a_terse_choice_and_its_reason_in_the_next_sentence_are_one_decision() -
 
 def test_a_reason_after_a_sentence_that_chose_nothing_stays_no_decision() -> None:
     assert _weights("The loader reads the whole file. It is slow, so the test times out.") == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "不重试这个接口了\uff0c它不是幂等的\uff0c重复调用会扣两次钱。",  # declining
+        "这次先发到测试环境\uff0c生产那边没有回滚脚本。",  # "先": first, a choice
+    ],
+)
+def test_a_chinese_choice_then_a_comma_gives_its_reason(text: str) -> None:
+    assert _weights(text) == {text: 2}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "明白\uff0c我会注意的。",  # the choice comes after the comma: an acknowledgement
+        "文件已经找到了\uff0c里面有三个函数。",  # nothing chosen
+        "不是这个原因\uff0c测试本身就不稳定。",  # "不是": is not, declines nothing
+    ],
+)
+def test_a_chinese_comma_without_an_opening_choice_gives_no_reason(text: str) -> None:
+    assert _weights(text) == {}

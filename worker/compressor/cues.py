@@ -127,7 +127,10 @@ def _stands_alone(text: str, start: int, end: int) -> bool:
 
 
 def is_cjk(word: str) -> bool:
-    return any(ord(c) > 0x2E80 for c in word)
+    return any(c > _CJK_FROM for c in word)
+
+
+_CJK_FROM = "\u2e80"  # CJK radicals and all scripts after them
 
 
 # What a user says when stating a rule, a preference or a limit.
@@ -219,7 +222,13 @@ BLOCKER = Cue(
 # whole text, then choice and exploring words (common ones: "use", "check") over the sentences
 # a reason or a contrast was found in.
 ASSISTANT = CueSet(
-    {"reason": REASON, "weak": WEAK_REASON, "contrast": CONTRAST, "blocker": BLOCKER}
+    {
+        "reason": REASON,
+        "weak": WEAK_REASON,
+        "contrast": CONTRAST,
+        "blocker": BLOCKER,
+        "cjk_comma": Cue("\uff0c"),
+    }
 )
 _CHOICE_OR_EXPLORE = CueSet({"choice": CHOICE, "explore": EXPLORE})
 # What ends a CJK clause. A one-character verb of choosing ("用", "选") takes an object: one
@@ -243,7 +252,7 @@ def decision_weight(
     found = _CHOICE_OR_EXPLORE.scan(lowered)
     explore = bool(found["explore"])
     picked = answer or contrast
-    choice = picked or _declines(lowered) or any(_chooses(lowered, at) for at in found["choice"])
+    choice = picked or any(_chooses(lowered, at) for at in found["choice"]) or _declines(lowered)
     if reason:  # "Let me look at x since ...": a reason to look, nothing decided
         if choice:
             return 4
@@ -258,8 +267,10 @@ def decision_weight(
 def _chooses(lowered: str, at: int) -> bool:
     """The choice word at ``at`` is one: not a one-character CJK word (a multi-character one
     goes on with CJK) at the end of its clause."""
+    if lowered[at] <= _CJK_FROM:
+        return True
     after = lowered[at + 1 : at + 2]
-    return not (is_cjk(lowered[at]) and (not after or after in _CJK_CLAUSE_END))
+    return bool(after) and after not in _CJK_CLAUSE_END
 
 
 # A sentence that opens by declining ("Not upgrading X", "No actualizo X", "Pas de cache") has
@@ -269,19 +280,51 @@ _DECLINE = frozenset(_DECLINE_WORDS.split())
 
 
 def _declines(lowered: str) -> bool:
-    first, _, rest = lowered.partition(" ")
-    return first in _DECLINE and bool(rest)
+    if lowered[:1] > _CJK_FROM:
+        return _declines_cjk(lowered)
+    space = lowered.find(" ", 0, 8)  # the words are short
+    return space > 0 and lowered[:space] in _DECLINE
+
+
+# In Chinese "不" or "别" before a verb near the opening declines ("不缓存X了", "这次不升级X");
+# before these it is a word of its own ("不是" is not, "不过" but, "不用" no need, ...).
+_NOT_DECLINING = frozenset("是过能会用太同少错到仅然管知一对好行")
+
+
+def _declines_cjk(lowered: str) -> bool:
+    for at in range(min(3, len(lowered) - 1)):
+        if lowered[at] in "不别" and lowered[at + 1] not in _NOT_DECLINING:
+            return is_cjk(lowered[at + 1])
+    return False
+
+
+def reason_after_comma(sentence: str) -> bool:
+    """A CJK ``sentence`` whose opening clause names a choice ("固件先推给一成的柜子") goes on,
+    after a comma, with its reason: Chinese joins the two with a comma where English writes a
+    colon or "because". A pronoun alone ("我") names no choice; exploring makes none."""
+    lowered = sentence.lower()
+    comma = lowered.find("\uff0c")
+    if not is_cjk(lowered[:1]) or comma < 0:
+        return False
+    opening = lowered[:comma]
+    if _declines_cjk(opening):
+        return True
+    found = _CHOICE_OR_EXPLORE.scan(opening)
+    return not found["explore"] and any(
+        opening[at] != "\u6211" and _chooses(opening, at) for at in found["choice"]
+    )
 
 
 def opens_with_choice(sentence: str) -> bool:
     """``sentence`` opens by naming a choice ("Keeping X.", "I'll go with X.", "Not
-    upgrading X."), within its first few words, and explores nothing."""
+    upgrading X."), within its first few words, and explores nothing ("I'll look at X to
+    understand Y" is a step)."""
     lowered = sentence.lower()
-    found = _CHOICE_OR_EXPLORE.scan(lowered)
-    if found["explore"]:
-        return False
     if _declines(lowered):
         return True
+    found = _CHOICE_OR_EXPLORE.scan(lowered)
+    if found["explore"] or not found["choice"]:
+        return False
     opening = _OPENING_CJK_CHARS if is_cjk(lowered[:4]) else _opening_chars(lowered)
     return any(at < opening and _chooses(lowered, at) for at in found["choice"])
 

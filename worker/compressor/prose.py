@@ -91,7 +91,7 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             continue  # nothing decided or blocked in so few words
         found = cues.ASSISTANT.scan(head.lower())
         decided: set[str] = set()  # a decision that names an obstacle is still a decision
-        marks = sorted({*found["reason"], *found["weak"], *found["contrast"]})
+        marks = sorted({*found["reason"], *found["weak"], *found["contrast"], *found["cjk_comma"]})
         for start, sentence in _sentences_at(head, marks):
             if _too_short(sentence):
                 continue
@@ -100,13 +100,22 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
                 sentence,
                 reason=_within(found["reason"], start, end),
                 # A colon that ends the sentence leads into a list; it gives no reason.
-                weak=_within(found["weak"], start, end - 1),
+                weak=_within(found["weak"], start, end - 1)
+                or (
+                    _within(found["cjk_comma"], start, end - 1)
+                    and cues.reason_after_comma(sentence)
+                ),
                 contrast=_within(found["contrast"], start, end),
                 answer=start == opening,
             )
-            if weight == 1 and not _within(found["reason"], start, end):
-                # A reason whose choice is the sentence before: "Not upgrading X. It drags in
-                # Y, so it gets its own ticket."
+            if (
+                weight == 1
+                and not _within(found["reason"], start, end)
+                and _worded(head, found["weak"], start, end)
+            ):
+                # A reason word whose choice is the sentence before: "Not upgrading X. It
+                # drags in Y, so it gets its own ticket." (After a colon, the choice is the
+                # words before it.)
                 start, sentence, weight = _with_choice_before(head, start, sentence, marks)
             if weight >= _DECISION_WEIGHT:
                 decisions.append(Said(at, _with_stated_reason(head, start, sentence), weight))
@@ -134,21 +143,29 @@ def _with_stated_reason(text: str, start: int, sentence: str) -> str:
     return text[start : after[0] + len(after[1])] if after is not None else sentence
 
 
+def _worded(text: str, weak: Sequence[int], start: int, end: int) -> bool:
+    """A weak reason in [start, end) of ``text`` is a word ("so", "therefore"), not a mark."""
+    i = bisect_left(weak, start)
+    return any(text[at] not in _REASON_MARKS for at in weak[i:] if at < end)
+
+
+_FULL_STOPS = ".!\u3002\uff01"
+_REASON_MARKS = ": ;\u2014\u2013\uff1a\uff1b"  # and the space before a dash
+
+
 def _with_choice_before(
     text: str, start: int, sentence: str, marks: Sequence[int]
 ) -> tuple[int, str, int]:
     """``sentence`` (at ``start`` in ``text``, a weak reason without a choice) with the
     sentence before it on its line when that one opens with a choice and gives no reason of
     its own: (start, text, weight 2) of the two; else ``sentence`` as it was, weight 1."""
-    before = text[:start].rstrip()
-    if not before or "\n" in text[len(before) : start]:
+    end = start
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    if end == 0 or text[end - 1] not in _FULL_STOPS:  # a line, a list item, a heading before
         return start, sentence, 1
-    found = cues.sentence_at(text, len(before) - 1)
-    if (
-        found is None
-        or _within(marks, found[0], len(before))
-        or not cues.opens_with_choice(found[1])
-    ):
+    found = cues.sentence_at(text, end - 1)
+    if found is None or _within(marks, found[0], end) or not cues.opens_with_choice(found[1]):
         return start, sentence, 1
     return found[0], text[found[0] : start + len(sentence)], _DECISION_WEIGHT
 
@@ -169,7 +186,7 @@ def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said
 
 
 # What a template fills in: a number, or capitalised words inside a sentence (a name).
-_SLOT = re.compile(r"\d+|(?<=[\w,] )[A-ZÀ-ÖØ-Þ][\w-]*(?: [A-ZÀ-ÖØ-Þ][\w-]*)*")
+_SLOT = re.compile(r"\d+|[A-ZÀ-ÖØ-Þ](?<=[\w,] .)[\w-]*(?: [A-ZÀ-ÖØ-Þ][\w-]*)*")
 
 
 # Digits, an e-mail, two capitalised words in a row (a name) after a word of the sentence: a
@@ -246,15 +263,20 @@ def _unmarked_question(text: str) -> tuple[int, int] | None:
     end = len(text.rstrip())
     if end == 0 or text[end - 1] in "?\uff1f":
         return None  # marked: found already
-    start = max(text.rfind(c, 0, end) for c in _CLAUSE_MARKS) + 1
+    tail = max(0, end - _UNMARKED_CHARS)  # such a question is a few words
+    if not text.endswith(_CJK_ASKS, tail, end):
+        chunk = text[tail:end]
+        if "é" not in chunk and "ó" not in chunk and "á" not in chunk:
+            return None  # every Spanish interrogative has one
+    start = max(max(text.rfind(c, tail, end) for c in _CLAUSE_MARKS) + 1, tail)
     clause = text[start:end].strip(" ¿¡").lower()
-    if not clause:
-        return None
-    if clause.endswith(_CJK_ASKS) or clause.split(maxsplit=1)[0] in _SPANISH_ASKS:
+    first = clause.split(maxsplit=1)[:1]
+    if clause.endswith(_CJK_ASKS) or (first and first[0] in _SPANISH_ASKS):
         return start, end
     return None
 
 
+_UNMARKED_CHARS = 200
 _CJK_ASKS = ("吗", "呢", "怎么办", "怎么样", "什么", "为什么", "多少", "哪个", "哪里", "如何")
 # Spanish accents an interrogative only when it asks (or exclaims): "qué hago", not "que".
 _SPANISH_ASK_WORDS = "qué cómo cuál cuáles cuánto cuánta cuántos cuántas dónde cuándo quién"
