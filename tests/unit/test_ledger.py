@@ -301,3 +301,11 @@ def test_real_transcripts_give_a_ledger_of_exact_strings_within_its_budget() -> 
             for needle in entry.needles:
                 kept = needle.removesuffix("…").removesuffix(" …").rstrip()
                 assert kept in source or " ".join(kept.split()) in flat, (name, entry)
+
+
+def test_a_ledger_fitted_again_to_a_larger_budget_keeps_more_and_counts_what_it_left_out() -> None:
+    msgs = window()
+    small = ledger_of(msgs, budget_bytes=len(HEADING) + 300)
+    assert small.left_out > 0
+    again = small.refit(50_000)
+    assert again == ledger_of(msgs) and again.left_out == 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, TypeAlias
 
 from worker.compressor import cues
@@ -81,6 +81,19 @@ class Entry(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class Ledger:
     entries: tuple[Entry, ...] = ()  # grouped by kind in KINDS order, chronological within
+    # Every entry found, and the summary they were fitted against: ``refit`` fits them again.
+    candidates: tuple[Entry, ...] = field(default=(), compare=False, repr=False)
+    summary: str = field(default="", compare=False, repr=False)
+
+    @property
+    def left_out(self) -> int:
+        """How many entries found did not fit the budget."""
+        return len(self.candidates) - len(self.entries)
+
+    def refit(self, budget_bytes: int) -> Ledger:
+        """The same entries found, fitted to another budget."""
+        kept = _fit(list(self.candidates), budget_bytes, self.summary)
+        return Ledger(kept, self.candidates, self.summary)
 
     @property
     def is_empty(self) -> bool:
@@ -135,7 +148,8 @@ def extract_ledger(
     found += _exact_strings(
         [(t.at, t.message.text()) for t in turns if t.message.role == "tool"], ids=False
     )
-    return Ledger(_fit(_unique(found), budget_bytes, summary))
+    candidates = _unique(found)
+    return Ledger(_fit(candidates, budget_bytes, summary), tuple(candidates), summary)
 
 
 def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[Entry]:
