@@ -288,3 +288,14 @@ def test_a_chinese_choice_then_a_comma_gives_its_reason(text: str) -> None:
 )
 def test_a_chinese_comma_without_an_opening_choice_gives_no_reason(text: str) -> None:
     assert _weights(text) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我建议按这个顺序\uff1a重启\uff1b清缓存\uff1b再更新系统。",  # a list after the colon
+        "We'll pass the flag: `--fast`.",  # a colon before a word or two gives no reason
+    ],
+)
+def test_a_colon_before_a_list_item_gives_no_reason(text: str) -> None:
+    assert _weights(text) == {}

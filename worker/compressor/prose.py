@@ -99,8 +99,9 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             weight = cues.decision_weight(
                 sentence,
                 reason=_within(found["reason"], start, end),
-                # A colon that ends the sentence leads into a list; it gives no reason.
-                weak=_within(found["weak"], start, end - 1)
+                # A colon that ends the sentence, or all but a word of it, leads into a list;
+                # it gives no reason.
+                weak=_weak_within(head, found["weak"], start, end)
                 or (
                     _within(found["cjk_comma"], start, end - 1)
                     and cues.reason_after_comma(sentence)
@@ -141,6 +142,26 @@ def _with_stated_reason(text: str, start: int, sentence: str) -> str:
         return sentence
     after = cues.sentence_at(text, label.end())
     return text[start : after[0] + len(after[1])] if after is not None else sentence
+
+
+def _weak_within(text: str, weak: Sequence[int], start: int, end: int) -> bool:
+    """A weak reason stands in [start, end) of ``text``: not a colon that only leads into a
+    list ("Try these in order: restart;" with the next item a sentence of its own)."""
+    i = bisect_left(weak, start)
+    for at in weak[i:]:
+        if at >= end - 1:  # a mark that ends the sentence joins nothing to it
+            break
+        if text[at] not in ":\uff1a" or _says_enough(text[at + 1 : end].strip(_LIST_ENDS)):
+            return True
+    return False
+
+
+_LIST_ENDS = " ;.\uff1b\u3002"
+
+
+def _says_enough(rest: str) -> bool:
+    """``rest`` (what follows a colon in its sentence) is more than a list item's word or two."""
+    return len(rest) >= 4 if cues.is_cjk(rest) else len(rest.split()) >= 3
 
 
 def _worded(text: str, weak: Sequence[int], start: int, end: int) -> bool:
