@@ -154,6 +154,7 @@ def test_a_question_is_not_read_as_a_rule() -> None:
         ("Te cuento: salgo el 14 a las 16:15. ¿Me da tiempo?", 1, False, 0),  # a fact, asked
         ("对了\uff0c我的航班是 11:50 起飞\uff0c来得及吗\uff1f", 1, False, 2),  # a premise
         ("Voy a Lisboa 3 días, ¿qué veo?", 1, False, 2),  # the question's premise
+        ("Tengo 2.5 días libres, ¿qué veo?", 1, False, 2),  # "2.5" ends no sentence
         ("Always hungry at 4, what should I eat?", 1, False, 2),  # a rule word in a premise
         ("no duermo antes de las 2, qué hago", 1, False, 2),  # a question without its mark
         ("Bueno, vivo en Coyoacán, así que busca cerca.", 1, True, 1),  # the reply took note

@@ -246,10 +246,18 @@ def _rule_or_fact(text: str) -> bool:
 
 def _sentence_start(text: str, at: int) -> int:
     """Where the sentence of ``text`` that holds ``at`` starts."""
-    return max(text.rfind(c, 0, at) for c in _SENTENCE_MARKS) + 1
+    while at < len(text) and text[at] in " \t":
+        at += 1  # a clause may start with the space after the mark that ended the last one
+    start = 0
+    for mark in _SENTENCE_ENDS:
+        found = text.rfind(mark, 0, at)
+        if found >= 0:
+            start = max(start, found + len(mark))
+    return start
 
 
-_SENTENCE_MARKS = ".!?\n\u3002\uff01\uff1f"  # and their CJK forms
+# Where a sentence ends: ". " and its kin (not the "." of "3.5"), a line break, the CJK marks.
+_SENTENCE_ENDS = (". ", "! ", "? ", "\n", "\u3002", "\uff01", "\uff1f")
 
 
 def decision_tier(said: Said, times: int = 1) -> int:
