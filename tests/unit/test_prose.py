@@ -300,3 +300,19 @@ def test_a_chinese_comma_without_an_opening_choice_gives_no_reason(text: str) ->
 )
 def test_a_colon_before_a_list_item_gives_no_reason(text: str) -> None:
     assert _weights(text) == {}
+
+
+def test_a_choice_word_that_weighs_two_outranks_a_contrast_alone() -> None:
+    chosen = "I'll take the limits from the config instead of hard-coding them."
+    described = "The parser returns a list instead of a tuple here."
+    assert _weights(f"{chosen} {described}") == {chosen: 3, described: 2}
+
+
+def test_a_contrast_inside_the_reason_explains_rather_than_chooses() -> None:
+    explains = "The test fails because the loader gets a list instead of a tuple."
+    chooses = "Take a list rather than a tuple, because the caller appends to it."
+    assert _weights(f"{explains} {chooses}") == {explains: 3, chooses: 4}
+
+
+def test_a_sentence_that_opens_with_so_concludes_and_joins_nothing() -> None:
+    assert _weights("Keeping the cache warm. So the first request is fast again.") == {}

@@ -237,31 +237,40 @@ _CJK_CLAUSE_END = frozenset("\uff0c\u3001\u3002\uff1a\uff1b\uff01\uff1f,.:;!?")
 
 
 def decision_weight(
-    sentence: str, *, reason: bool, weak: bool, contrast: bool = False, answer: bool = False
+    sentence: str,
+    *,
+    reason: bool,
+    weak: bool,
+    contrast: bool = False,
+    explained: bool = False,
+    answer: bool = False,
 ) -> int:
     """How surely ``sentence`` states a decision, given whether a strong reason, a weak one or
-    a contrast ("X rather than Y") stands in it: 4 for a strong reason beside a choice ("I'd
-    keep X because Y"), 3 for a strong reason alone (unless it only explains where to look), 2
-    for a weak one beside a choice (not while exploring), 2 for a contrast alone (options
-    weighed, no reason given); below 2 it is none. A contrast is itself a choice. ``answer``:
-    the sentence opens a reply to a short question, which makes it a choice in whatever words
-    it is put; it and a contrast make a weak reason worth 3 (a pick, and why)."""
+    a contrast ("X rather than Y") stands in it.
+
+    4: a strong reason beside a choice ("I'd keep X because Y"), a contrast before it being
+    one ("X rather than Y, since Z"; ``explained``: the reason came first, "it fails because
+    it gets X instead of Y", and explains); 3: a strong reason alone (unless it only explains
+    where to look), or a choice word that weighs two (a contrast) or gives a weak reason to
+    one of them; 2: a weak reason beside a choice, or a contrast alone (two weighed, no one
+    named, no reason); below 2 it is none. Exploring ("let me check") counts one against.
+    ``answer``: the sentence opens a reply to a short question, which makes it a choice in
+    whatever words it is put (3 with a weak reason: asked to pick, it picked and said why).
+    """
     if not (reason or weak or contrast):
         return 0
     lowered = sentence.lower()
     found = _CHOICE_OR_EXPLORE.scan(lowered)
     explore = bool(found["explore"])
-    picked = answer or contrast
-    choice = picked or any(_chooses(lowered, at) for at in found["choice"]) or _declines(lowered)
+    named = answer or any(_chooses(lowered, at) for at in found["choice"]) or _declines(lowered)
     if reason:  # "Let me look at x since ...": a reason to look, nothing decided
-        if choice:
+        if named or (contrast and not explained):
             return 4
         return 1 if explore else 3
-    if weak and picked:  # asked to pick, or weighing two, it picked and said why
+    if answer and weak:  # asked to pick, it picked and said why
         return 3
-    if weak:
-        return 1 + choice - explore
-    return 2 - explore  # a contrast alone
+    weight = 1 + named + contrast if weak else 1 + contrast + (named and contrast)
+    return min(weight, 3) - explore
 
 
 def _chooses(lowered: str, at: int) -> bool:

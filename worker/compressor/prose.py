@@ -8,7 +8,7 @@ here; the readers decide how much of it to quote.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -107,6 +107,8 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
                     and cues.reason_after_comma(sentence)
                 ),
                 contrast=_within(found["contrast"], start, end),
+                explained=_first_within(found["reason"], start, end)
+                < _first_within(found["contrast"], start, end),
                 answer=start == opening,
             )
             if (
@@ -165,8 +167,10 @@ def _says_enough(rest: str) -> bool:
 
 
 def _worded(text: str, weak: Sequence[int], start: int, end: int) -> bool:
-    """A weak reason in [start, end) of ``text`` is a word ("so", "therefore"), not a mark."""
-    i = bisect_left(weak, start)
+    """A weak reason in (start, end) of ``text`` is a word ("so", "therefore"), not a mark, and
+    does not open the sentence ("So we ..." concludes from the one before; it gives no reason
+    for it)."""
+    i = bisect_right(weak, start)
     return any(text[at] not in _REASON_MARKS for at in weak[i:] if at < end)
 
 
@@ -371,6 +375,12 @@ def _too_short(text: str) -> bool:
 def _within(offsets: Sequence[int], start: int, end: int) -> bool:
     i = bisect_left(offsets, start)
     return i < len(offsets) and offsets[i] < end
+
+
+def _first_within(offsets: Sequence[int], start: int, end: int) -> int:
+    """The first of the ``offsets`` (sorted) in [start, end), or ``end``."""
+    i = bisect_left(offsets, start)
+    return offsets[i] if i < len(offsets) and offsets[i] < end else end
 
 
 def _sentences_at(text: str, offsets: Sequence[int]) -> list[tuple[int, str]]:
