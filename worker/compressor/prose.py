@@ -95,38 +95,47 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
         for start, sentence in _sentences_at(head, marks):
             if _too_short(sentence):
                 continue
-            end = start + len(sentence)
-            weight = cues.decision_weight(
-                sentence,
-                reason=_within(found["reason"], start, end),
-                # A colon that ends the sentence, or all but a word of it, leads into a list;
-                # it gives no reason.
-                weak=_weak_within(head, found["weak"], start, end)
-                or (
-                    _within(found["cjk_comma"], start, end - 1)
-                    and cues.reason_after_comma(sentence)
-                ),
-                contrast=_within(found["contrast"], start, end),
-                explained=_first_within(found["reason"], start, end)
-                < _first_within(found["contrast"], start, end),
-                answer=start == opening,
-            )
-            if (
-                weight == 1
-                and not _within(found["reason"], start, end)
-                and _worded(head, found["weak"], start, end)
-            ):
-                # A reason word whose choice is the sentence before: "Not upgrading X. It
-                # drags in Y, so it gets its own ticket." (After a colon, the choice is the
-                # words before it.)
-                start, sentence, weight = _with_choice_before(head, start, sentence, marks)
+            start, text, weight = _weigh(head, found, marks, start, sentence, opening)
             if weight >= _DECISION_WEIGHT:
-                decisions.append(Said(at, _with_stated_reason(head, start, sentence), weight))
+                decisions.append(Said(at, _with_stated_reason(head, start, text), weight))
                 decided.add(sentence)
         blockers += [
             Said(at, s) for _, s in _sentences_at(head, found["blocker"]) if s not in decided
         ]
     return Prose(tuple(asks), tuple(rules), tuple(decisions), tuple(blockers), tuple(replies))
+
+
+def _weigh(
+    text: str,
+    found: dict[str, list[int]],
+    marks: Sequence[int],
+    start: int,
+    sentence: str,
+    opening: int,
+) -> tuple[int, str, int]:
+    """(start, text, weight) of the decision ``sentence`` (at ``start`` in ``text``) may
+    state, by the cues ``found`` in ``text``; ``opening``: where a reply's answer starts."""
+    end = start + len(sentence)
+    reason = _within(found["reason"], start, end)
+    contrast = _within(found["contrast"], start, end)
+    weight = cues.decision_weight(
+        sentence,
+        reason=reason,
+        # A colon that ends the sentence, or all but a word of it, leads into a list; it
+        # gives no reason.
+        weak=_weak_within(text, found["weak"], start, end)
+        or (_within(found["cjk_comma"], start, end - 1) and cues.reason_after_comma(sentence)),
+        contrast=contrast,
+        explained=contrast
+        and _first_within(found["reason"], start, end)
+        < _first_within(found["contrast"], start, end),
+        answer=start == opening,
+    )
+    if weight == 1 and not reason and _worded(text, found["weak"], start, end):
+        # A reason word whose choice is the sentence before: "Not upgrading X. It drags in Y,
+        # so it gets its own ticket." (After a colon, the choice is the words before it.)
+        return _with_choice_before(text, start, sentence, marks)
+    return start, sentence, weight
 
 
 # A reason given in a sentence of its own, after a label: "Plan: X. Why: Y."
@@ -163,7 +172,9 @@ _LIST_ENDS = " ;.\uff1b\u3002"
 
 def _says_enough(rest: str) -> bool:
     """``rest`` (what follows a colon in its sentence) is more than a list item's word or two."""
-    return len(rest) >= 4 if cues.is_cjk(rest) else len(rest.split()) >= 3
+    if cues.is_cjk(rest[:4]):
+        return len(rest) >= 4
+    return len(rest.split(maxsplit=3)) >= 3
 
 
 def _worded(text: str, weak: Sequence[int], start: int, end: int) -> bool:
@@ -293,7 +304,9 @@ def _unmarked_question(text: str) -> tuple[int, int] | None:
     """The last clause of ``text`` when it asks without a question mark, as chats often do,
     in a language whose words show it: opened by an accented Spanish interrogative ("qué
     hago"), or closed by a Chinese question word or particle ("怎么办", "吗")."""
-    end = len(text.rstrip())
+    end = len(text)
+    while end and text[end - 1].isspace():
+        end -= 1
     if end == 0 or text[end - 1] in "?\uff1f":
         return None  # marked: found already
     tail = max(0, end - _UNMARKED_CHARS)  # such a question is a few words
