@@ -178,6 +178,7 @@ def test_what_the_user_wrote_is_ranked_by_what_lasts(
         ("Bitte nicht direkt auf main pushen.", 0),
         ("Mein Sohn liebt Dinosaurier.", 2),  # capitalised for the sentence and the noun
         ("Die Übergabe macht Dmitri Esposito.", 0),  # a name
+        ("Dmitri Esposito macht die Übergabe.", 0),  # a name that opens the sentence
     ],
 )
 def test_german_negation_and_capitals_are_not_read_as_rules_or_names(text: str, tier: int) -> None:

@@ -225,15 +225,30 @@ def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said
 _SLOT = re.compile(r"\d+|[A-ZÀ-ÖØ-Þ](?<=[\w,] .)[\w-]*(?: [A-ZÀ-ÖØ-Þ][\w-]*)*")
 
 
-# Digits, an e-mail, two capitalised words in a row (a name) after a word of the sentence: a
-# fact worth keeping. A sentence's first word is capitalised for the sentence (and in German
-# every noun is: "Mein Sohn versteht das nicht" names no one).
-_FACT = re.compile(r"\d|@|(?<=[\w,] )[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+# Digits, an e-mail, two capitalised words in a row (a name): a fact worth keeping.
+_FACT = re.compile(r"\d|@|\b([A-ZÁÉÍÓÚÑ][a-záéíóúñ]+)\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+# Except a sentence that opens with a determiner and a noun, both capitalised (German
+# capitalises every noun: "Mein Sohn versteht das nicht" names no one).
+_DETERMINER_WORDS = (
+    "the my our your his her their this that "
+    "der die das den dem des ein eine einen einem einer mein meine meinen meinem meiner "
+    "dein deine sein seine ihr ihre unser unsere kein keine dieser diese dieses jeder jede "
+    "el la los las mi mis su sus este esta o a os as meu minha le les mon ma mes il lo"
+)
+_DETERMINERS = frozenset(_DETERMINER_WORDS.split())
 
 
 def states_fact(sentence: str) -> bool:
     """``sentence`` names a number, an address or a person: a fact worth keeping."""
-    return _FACT.search(sentence) is not None
+    return any(
+        m[1] is None or not (_opens_sentence(sentence, m.start()) and m[1].lower() in _DETERMINERS)
+        for m in _FACT.finditer(sentence)
+    )
+
+
+def _opens_sentence(text: str, at: int) -> bool:
+    before = text[max(0, at - 3) : at].rstrip(" \"'¿¡«")
+    return not before or before[-1] in ".!?:;\n"
 
 
 def user_tier(text: str, *, times: int = 1, noted: bool = False) -> int:
