@@ -81,9 +81,9 @@ class Entry(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class Ledger:
     entries: tuple[Entry, ...] = ()  # grouped by kind in KINDS order, chronological within
-    # Every entry found, and the summary they were fitted against: ``refit`` fits them again.
-    candidates: tuple[Entry, ...] = field(default=(), compare=False, repr=False)
-    summary: str = field(default="", compare=False, repr=False)
+    # Every entry found, most important first, with what it costs against the summary it was
+    # fitted to: ``refit`` fits them again without asking the summary again.
+    candidates: tuple[tuple[Entry, int], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def left_out(self) -> int:
@@ -92,8 +92,7 @@ class Ledger:
 
     def refit(self, budget_bytes: int) -> Ledger:
         """The same entries found, fitted to another budget."""
-        kept = _fit(list(self.candidates), budget_bytes, self.summary)
-        return Ledger(kept, self.candidates, self.summary)
+        return Ledger(_fit(self.candidates, budget_bytes), self.candidates)
 
     @property
     def is_empty(self) -> bool:
@@ -148,8 +147,8 @@ def extract_ledger(
     found += _exact_strings(
         [(t.at, t.message.text()) for t in turns if t.message.role == "tool"], ids=False
     )
-    candidates = _unique(found)
-    return Ledger(_fit(candidates, budget_bytes, summary), tuple(candidates), summary)
+    candidates = _costed(_unique(found), summary)
+    return Ledger(_fit(candidates, budget_bytes), candidates)
 
 
 def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[Entry]:
@@ -310,13 +309,21 @@ def _unique(entries: Iterable[Entry]) -> list[Entry]:
     return [e for e in best.values() if not (e.kind == "user_file" and e.text in written)]
 
 
-def _fit(entries: list[Entry], budget_bytes: int, summary: str) -> tuple[Entry, ...]:
-    """The entries that fit the budget, most important first (the newest first within a
-    rank); then in rendering order. One the summary holds already costs nothing."""
+def _costed(entries: list[Entry], summary: str) -> tuple[tuple[Entry, int], ...]:
+    """The entries most important first (the newest first within a rank), each with its cost
+    in bytes: nothing for one the summary holds already."""
+    ranked = sorted(entries, key=lambda e: (e.rank, -e.order))
+    return tuple(
+        (e, 0 if summary and e.present_in(summary) else size(e.render()) + 1) for e in ranked
+    )
+
+
+def _fit(costed: Sequence[tuple[Entry, int]], budget_bytes: int) -> tuple[Entry, ...]:
+    """The entries (from ``_costed``) that fit the budget, taken in their order; then in
+    rendering order."""
     used = size(_section(()))
     kept: list[Entry] = []
-    for entry in sorted(entries, key=lambda e: (e.rank, -e.order)):
-        cost = 0 if summary and entry.present_in(summary) else size(entry.render()) + 1
+    for entry, cost in costed:
         if used + cost > budget_bytes:
             continue
         kept.append(entry)
