@@ -4,7 +4,9 @@ The set (tests/data/decisions_labeled.jsonl) holds every sentence the detector k
 decision, at commit 0044818, in every fourth real session (0, 4, ..., 36 of
 ``tests.data.real_transcripts()``), each labeled by hand as a decision (a choice of what to do
 or how to build it, with or without its reason) or not (an explanation, an observation, a
-hypothesis, a question); and the planted decisions of both retention corpora, all decisions.
+hypothesis, a question); the sentences a later detector kept in those sessions besides them
+(marked "added", labeled the same way); and the planted decisions of both retention corpora,
+all decisions.
 
 A labeled sentence counts as kept when a decision read from its message holds it (a decision
 may take in the sentence before it or its stated reason). Sentences kept now that the set does
@@ -119,7 +121,7 @@ def main() -> None:
     for label, name in ((True, "decisions"), (False, "not decisions")):
         found = result["tiers"][label]
         counts = {t: found.count(t) for t in sorted(set(found))}
-        print(f"tiers of kept {name} (0 first): {counts}")
+        print(f"tiers of kept {name}, real and planted (0 first): {counts}")
 
 
 def _pct(a: int, b: int) -> str:

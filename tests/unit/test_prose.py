@@ -305,14 +305,118 @@ def test_a_colon_before_a_list_item_gives_no_reason(text: str) -> None:
 
 def test_a_choice_word_that_weighs_two_outranks_a_contrast_alone() -> None:
     chosen = "I'll take the limits from the config instead of hard-coding them."
-    described = "The parser returns a list instead of a tuple here."
-    assert _weights(f"{chosen} {described}") == {chosen: 3, described: 2}
+    picked = "A list rather than a tuple for the rows here."
+    assert _weights(f"{chosen} {picked}") == {chosen: 3, picked: 2}
 
 
 def test_a_contrast_inside_the_reason_explains_rather_than_chooses() -> None:
     explains = "The test fails because the loader gets a list instead of a tuple."
     chooses = "Take a list rather than a tuple, because the caller appends to it."
-    assert _weights(f"{explains} {chooses}") == {explains: 3, chooses: 4}
+    assert _weights(f"{explains} {chooses}") == {chooses: 4}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "That's because `src` is in sys.path when the tests run from the root.",
+        "This is because of the TODO comment in the code about overriding.",
+        "Then the target is on the next line because there's a newline before it.",
+        "The directories are empty because we're using global settings.",
+        "My fix didn't work because `_convert` is called for each element.",
+        "And the mixin doesn't trigger a `models` import because it's not `models.Model`.",
+        "The path would be absolute since `BASE_DIR` is absolute.",
+        "C'est parce que le chemin est relatif au dossier courant.",
+        "Es porque el cargador recibe una lista y no una tupla.",
+    ],
+)
+def test_an_explanation_of_how_the_code_behaves_is_no_decision(text: str) -> None:
+    assert _weights(text) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "So that's not the issue.",
+        "So that part should work, since the loader sorts them.",
+        "The `decode` method catches all exceptions, so that's fine.",
+        "So L036 is creating a `NewlineSegment()` but not adding any whitespace after it.",
+        "So it's not keeping its original column position.",
+    ],
+)
+def test_a_so_that_verdict_is_no_decision(text: str) -> None:
+    assert _weights(text) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It might be because the test is reusing the same signal.",
+        "The issue might be that the paths are not comparable because one is relative.",
+        "Quizás el fallo viene de la caché, porque solo pasa la segunda vez.",
+    ],
+)
+def test_a_guess_at_a_cause_is_no_decision(text: str) -> None:
+    assert _weights(text) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Why 9 spaces instead of 8?",
+        "But what if someone uses `str(BASE_DIR)` instead?",
+        "¿Y si usamos SQLite en lugar de Postgres, ya que es un solo nodo?",
+    ],
+)
+def test_a_question_is_no_decision(text: str) -> None:
+    assert _weights(text) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The `my_id` field has an extra space (it's indented 9 spaces instead of 8).",
+        "The `deconstruct()` method returns the path string instead of the callable.",
+        "Now it raises `AstroidIndexError` instead of `NameInferenceError`.",
+    ],
+)
+def test_a_contrast_that_tells_what_the_code_does_is_no_decision(text: str) -> None:
+    assert _weights(text) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll add it after `_check_choices` since it's related.",
+        "So we need to move the `b64decode` call inside the try block.",
+        "So using little-endian is probably correct, since the writer ignores byte order.",
+        "Since the worker can't see the status, I'll keep the retry in the client.",
+        "It should return `None` instead of `True`.",
+        "Rolling the firmware out to 10% of lockers first, because a bad image can't be undone.",
+        "Helm em vez de manifestos soltos, dado que o mesmo chart corre em três regiões.",
+        "Maybe we should edit `select_target` itself instead of adding whitespace.",
+    ],
+)
+def test_a_choice_stays_a_decision_beside_the_explanation_rules(text: str) -> None:
+    assert _weights(text).get(text, 0) >= 2
+
+
+def test_a_choice_word_inside_the_reason_is_not_the_choice() -> None:
+    """ "because we're using X" gives a reason for how things go; it names no choice."""
+    text = "Tests pass here because we're using a fresh process each time."
+    assert _weights(text) == {text: 3}
+
+
+def test_a_choice_word_inside_a_name_in_code_is_no_choice() -> None:
+    assert _weights("The loop stops early, so `_convert_all` sees a list.") == {}
+
+
+def test_a_reason_that_opens_the_sentence_joins_the_choice_after_its_clause() -> None:
+    text = "Since the report has to be stable, I'll use a sorted dict here."
+    assert _weights(text) == {text: 4}
+
+
+def test_given_after_is_names_a_value_not_a_reason() -> None:
+    assert _weights("The error shows only when the VR is given as 'OL' here.") == {}
 
 
 def test_a_sentence_that_opens_with_so_concludes_and_joins_nothing() -> None:

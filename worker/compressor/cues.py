@@ -119,11 +119,16 @@ class CueSet:
 
 
 def _stands_alone(text: str, start: int, end: int) -> bool:
-    """A cue found at [start, end) is a word of its own: no letter or digit glued to it (a cue
+    """A cue found at [start, end) is a word of its own: no letter, digit or "_" glued to it (a cue
     that begins or ends with punctuation, such as ", so", brings its own boundary there)."""
-    return (start == 0 or not text[start].isalnum() or not text[start - 1].isalnum()) and (
-        end == len(text) or not text[end - 1].isalnum() or not text[end].isalnum()
+    return (start == 0 or not _in_word(text[start]) or not _in_word(text[start - 1])) and (
+        end == len(text) or not _in_word(text[end - 1]) or not _in_word(text[end])
     )
+
+
+def _in_word(char: str) -> bool:
+    """``char`` may be part of a word, or of a name in code (``_convert`` holds no "convert")."""
+    return char.isalnum() or char == "_"
 
 
 def is_cjk(word: str) -> bool:
@@ -189,7 +194,8 @@ CHOICE = Cue(
     "i'll i_will i'm i_am we'll we_will i'd i_would we'd my_plan the_plan plan decision better "
     "recommend suggest propose prefer keep keeping use using switch split splitting convert put "
     "move moving add adding drop dropping go_with going_with stick_with sticking_with settled_on "
-    "settle_on pick picked wins win",
+    "settle_on pick picked wins win appropriate simpler simplest cleaner safer we_should i_should we_need_to i_need_to the_fix_is "
+    "the_approach_is the_solution_is the_simplest_fix the_best_fix the_right_fix",
     "pongo dejo mantengo uso usaré haré voy_a prefiero elijo escojo opto me_quedo_con quito "
     "separo divido convierto recomiendo propongo sugiero empezaría dejaría mejor decisión gana "
     "escolho escolhi optei opto fico_com mantenho uso vou prefiro passo_para recomendo melhor "
@@ -205,6 +211,47 @@ EXPLORE = Cue(
     "search read",
     "vamos_a_ver revisemos veamos miremos",
     "看看 检查 查看 确认",
+)
+# A reason that explains how things are, not why something was chosen: "that's because",
+# "it fails because" reads the code; "that's fine because", "should work since" judge it.
+EXPLAIN = Cue(
+    "'s_because \u2019s_because is_because was_because are_because were_because be_because "
+    "just_because only_because fails_because failed_because happens_because works_because "
+    "that's_fine that's_ok that's_okay that's_correct that's_actually that's_not that's_right "
+    "is_correct is_the_correct should_work should_still_work should_be_fine should_be_correct "
+    "is_what_we_want",
+    "es_porque fue_porque era_porque é_porque foi_porque est_parce c'est_parce c'était_parce "
+    "liegt_daran",
+    "是因为 是由于",
+)
+# What a clause says about how things are (a copula, an auxiliary, a verb of behaving): said
+# before a reason with no choice named ("`x` is on the next line because ...", "it doesn't
+# trigger an import because ..."), the reason explains the state; it decides nothing.
+STATE = Cue(
+    "is are was were 's \u2019s isn't aren't wasn't weren't be been being does doesn't do don't "
+    "did didn't has hasn't have haven't had seems appears happens returns raises works fails "
+    "gets",
+    "es está son están era fue é são foi est sont était ist sind war è sono",
+)
+# A modal before a reason ("it would be absolute since ...") says what follows from how things
+# are; before a contrast ("it should return X instead of Y") it may prescribe the fix.
+MODAL = Cue(
+    "would wouldn't should shouldn't will won't can can't cannot could couldn't",
+    "sería seria serait wäre",
+)
+# What opens advice on what to do ("What matters is X rather than Y", "La idea es ..."): its
+# copula weighs the options, it does not tell how things are.
+ADVICE = Cue(
+    "what_matters the_idea the_point the_key the_goal the_trick",
+    "lo_importante la_idea la_clave el_truco o_importante a_ideia l'idée l'important "
+    "das_wichtige die_idee",
+)
+# A guess is a hypothesis, not a choice: "it might be because", "probably", "quizás".
+HEDGE = Cue(
+    "might maybe perhaps probably possibly i_guess i_suspect",
+    "quizás quizá tal_vez probablemente puede_que talvez provavelmente peut-être probablement "
+    "vielleicht wahrscheinlich forse возможно наверное",
+    "可能 也许 或许 大概 たぶん かもしれ",
 )
 
 
@@ -230,7 +277,17 @@ ASSISTANT = CueSet(
         "cjk_comma": Cue("\uff0c"),
     }
 )
-_CHOICE_OR_EXPLORE = CueSet({"choice": CHOICE, "explore": EXPLORE})
+_CHOICE_OR_EXPLORE = CueSet(
+    {
+        "choice": CHOICE,
+        "explore": EXPLORE,
+        "explain": EXPLAIN,
+        "hedge": HEDGE,
+        "state": STATE,
+        "modal": MODAL,
+        "advice": ADVICE,
+    }
+)
 # What ends a CJK clause. A one-character verb of choosing ("用", "选") takes an object: one
 # right before such a mark is a noun ("有什么用", "what use it has") or part of another word.
 _CJK_CLAUSE_END = frozenset("\uff0c\u3001\u3002\uff1a\uff1b\uff01\uff1f,.:;!?")
@@ -241,9 +298,12 @@ def decision_weight(
     *,
     reason: bool,
     weak: bool,
+    reason_at: int = -1,
     contrast: bool = False,
+    contrast_at: int = -1,
     explained: bool = False,
     answer: bool = False,
+    concludes: bool = False,
 ) -> int:
     """How surely ``sentence`` states a decision, given whether a strong reason, a weak one or
     a contrast ("X rather than Y") stands in it.
@@ -256,21 +316,91 @@ def decision_weight(
     named, no reason); below 2 it is none. Exploring ("let me check") counts one against.
     ``answer``: the sentence opens a reply to a short question, which makes it a choice in
     whatever words it is put (3 with a weak reason: asked to pick, it picked and said why).
+    ``reason_at``: where the first strong reason stands in ``sentence``; a choice word after
+    it is part of the reason ("it's empty because we're using X"), unless the reason opens the
+    sentence and the choice follows its clause ("Since X, I'll ...").
+    ``contrast_at``: where the first contrast stands; a contrast alone after a word of state
+    ("it's indented 9 spaces instead of 8", "it returns X instead of Y") tells what the code
+    does, not what was chosen.
+    ``concludes``: the weak reason is the sentence's first word ("So ..."), a conclusion drawn
+    from what came before; it counts only when the agent or a choice comes right after it ("So
+    we'll ...", "So using X ..."), not the code ("So that part works", "So L036 adds ...").
+
+    A question decides nothing; nor does an explanation ("that's because", "it fails because",
+    "that's fine since") or a guess ("it might be", "probably") that names no choice.
     """
-    if not (reason or weak or contrast):
+    if not (reason or weak or contrast) or sentence.endswith(_QUESTION_ENDS):
         return 0
     lowered = sentence.lower()
     found = _CHOICE_OR_EXPLORE.scan(lowered)
     explore = bool(found["explore"])
-    named = answer or any(_chooses(lowered, at) for at in found["choice"]) or _declines(lowered)
+    choices = [at for at in found["choice"] if _chooses(lowered, at)]
+    named = answer or bool(choices) or _declines(lowered)
+    if reason and named and not answer and reason_at >= 0 and not _declines(lowered):
+        named = _chosen_for_reason(lowered, choices, reason_at)
+    guess = not named and (
+        bool(found["explain"] or found["hedge"])
+        or (reason and _before([*found["state"][:1], *found["modal"][:1]], reason_at))
+        or (not (reason or weak or found["advice"]) and _before(found["state"], contrast_at))
+    )
+    if weak and concludes and not answer and not _agent_after_opening(lowered, found["choice"]):
+        weak = False
+        if not (reason or contrast):
+            return 0
     if reason:  # "Let me look at x since ...": a reason to look, nothing decided
         if named or (contrast and not explained):
             return 4
-        return 1 if explore else 3
+        return 1 if explore or guess else 3
     if answer and weak:  # asked to pick, it picked and said why
         return 3
     weight = 1 + named + contrast if weak else 1 + contrast + (named and contrast)
-    return min(weight, 3) - explore
+    return min(weight, 3) - (explore or guess)
+
+
+def _before(offsets: list[int], at: int) -> bool:
+    """One of the ``offsets`` stands before ``at``."""
+    return any(o < at for o in offsets)
+
+
+def _chosen_for_reason(lowered: str, choices: list[int], reason_at: int) -> bool:
+    """A choice word in ``lowered`` is the one its reason (at ``reason_at``) is given for."""
+    if any(at < reason_at for at in choices):
+        return True
+    opening = _OPENING_CJK_CHARS if is_cjk(lowered[:1]) else _opening_chars(lowered)
+    if reason_at >= opening:
+        return False
+    comma = lowered.find(",", reason_at)
+    cjk_comma = lowered.find("\uff0c", reason_at)
+    if comma < 0 or 0 <= cjk_comma < comma:
+        comma = cjk_comma
+    return comma >= 0 and any(at > comma for at in choices)
+
+
+_QUESTION_ENDS = ("?", "\uff1f")
+# Who may come right after a concluding "So": the agent, in the languages of the cue lists.
+_AGENT_WORDS = (
+    "i we i'll we'll i'd we'd i'm let's let je on nous j'ai ich wir yo voy vamos eu vou io "
+    "я мы nehme werde würde bleibe verwende"
+)
+_AGENTS = frozenset(_AGENT_WORDS.split())
+
+
+def _agent_after_opening(lowered: str, choices: list[int]) -> bool:
+    """The agent, or a choice word, comes right after the first word of ``lowered`` (in CJK,
+    within its first few characters)."""
+    if is_cjk(lowered[:1]):
+        return "\u6211" in lowered[:_OPENING_CJK_CHARS] or any(
+            at < _OPENING_CJK_CHARS for at in choices
+        )
+    space = lowered.find(" ")
+    if space < 0:
+        return False
+    rest = space + 1
+    while lowered.startswith((" ", ","), rest):
+        rest += 1
+    word_end = lowered.find(" ", rest)
+    word = lowered[rest : word_end if word_end > 0 else len(lowered)].rstrip(",")
+    return word in _AGENTS or rest in choices
 
 
 def _chooses(lowered: str, at: int) -> bool:

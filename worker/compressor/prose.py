@@ -116,26 +116,50 @@ def _weigh(
     """(start, text, weight) of the decision ``sentence`` (at ``start`` in ``text``) may
     state, by the cues ``found`` in ``text``; ``opening``: where a reply's answer starts."""
     end = start + len(sentence)
-    reason = _within(found["reason"], start, end)
-    contrast = _within(found["contrast"], start, end)
+    first_reason = _first_reason(text, found["reason"], start, end)
+    reason = first_reason < end
+    first_contrast = _first_within(found["contrast"], start, end)
+    contrast = first_contrast < end
+    weak = _weak_within(text, found["weak"], start, end)
     weight = cues.decision_weight(
         sentence,
         reason=reason,
+        reason_at=first_reason - start,
         # A colon that ends the sentence, or all but a word of it, leads into a list; it
         # gives no reason.
-        weak=_weak_within(text, found["weak"], start, end)
+        weak=weak
         or (_within(found["cjk_comma"], start, end - 1) and cues.reason_after_comma(sentence)),
         contrast=contrast,
-        explained=contrast
-        and _first_within(found["reason"], start, end)
-        < _first_within(found["contrast"], start, end),
+        contrast_at=first_contrast - start,
+        explained=contrast and first_reason < first_contrast,
         answer=start == opening,
+        concludes=weak and not _weak_within(text, found["weak"], start + 1, end),
     )
     if weight == 1 and not reason and _worded(text, found["weak"], start, end):
         # A reason word whose choice is the sentence before: "Not upgrading X. It drags in Y,
         # so it gets its own ticket." (After a colon, the choice is the words before it.)
         return _with_choice_before(text, start, sentence, marks)
     return start, sentence, weight
+
+
+def _first_reason(text: str, reasons: Sequence[int], start: int, end: int) -> int:
+    """Where the first reason word in [start, end) of ``text`` stands, or ``end``: not "so
+    that" opening the sentence or before "'s" ("So that works", "so that's fine" conclude),
+    nor "given" after "is" and its kin ("the VR is given as OL")."""
+    i = bisect_left(reasons, start)
+    for at in reasons[i:]:
+        if at >= end:
+            break
+        if text.startswith(("so that", "So that"), at):
+            if at == start or text.startswith(("'", "\u2019"), at + 7):
+                continue
+        elif text.startswith("given", at) and text[max(start, at - 6) : at].endswith(_COPULAS):
+            continue
+        return at
+    return end
+
+
+_COPULAS = ("is ", "was ", "are ", "were ", "be ", "been ")
 
 
 # A reason given in a sentence of its own, after a label: "Plan: X. Why: Y."
