@@ -421,3 +421,29 @@ def test_given_after_is_names_a_value_not_a_reason() -> None:
 
 def test_a_sentence_that_opens_with_so_concludes_and_joins_nothing() -> None:
     assert _weights("Keeping the cache warm. So the first request is fast again.") == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It might be keeping its column position, since it's on a new line.",
+        "The serializer doesn't add an import for `models` because it's a special case.",
+    ],
+)
+def test_a_choice_verb_after_a_word_of_state_tells_what_the_code_does(text: str) -> None:
+    assert _weights(text) == {}
+
+
+def test_a_judgement_after_a_word_of_state_still_weighs_an_option() -> None:
+    text = "Option 1 is better because it's more user-friendly."
+    assert _weights(text) == {text: 4}
+
+
+def test_a_reason_that_opens_the_sentence_explains_the_state_after_its_clause() -> None:
+    text = "Since `models.Model` doesn't add the import, the import never gets added."
+    assert _weights(text) == {}
+
+
+def test_a_reason_word_that_names_the_choice_is_a_choice_with_its_reason() -> None:
+    text = "Decided against caching the tariffs, since they change mid-month and it is risky."
+    assert _weights(text) == {text: 4}

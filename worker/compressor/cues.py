@@ -336,11 +336,13 @@ def decision_weight(
     explore = bool(found["explore"])
     choices = [at for at in found["choice"] if _chooses(lowered, at)]
     named = answer or bool(choices) or _declines(lowered)
-    if reason and named and not answer and reason_at >= 0 and not _declines(lowered):
+    if reason and reason_at >= 0 and lowered.startswith(_DECIDING, reason_at):
+        named = True  # "Decided against X since ...": the reason word names the choice
+    elif reason and named and not answer and reason_at >= 0 and not _declines(lowered):
         named = _chosen_for_reason(lowered, choices, reason_at)
     guess = not named and (
         bool(found["explain"] or found["hedge"])
-        or (reason and _before([*found["state"][:1], *found["modal"][:1]], reason_at))
+        or (reason and reason_at >= 0 and _explains(found, lowered, reason_at))
         or (not (reason or weak or found["advice"]) and _before(found["state"], contrast_at))
     )
     if weak and concludes and not answer and not _agent_after_opening(lowered, found["choice"]):
@@ -364,18 +366,51 @@ def _before(offsets: list[int], at: int) -> bool:
 
 def _chosen_for_reason(lowered: str, choices: list[int], reason_at: int) -> bool:
     """A choice word in ``lowered`` is the one its reason (at ``reason_at``) is given for."""
-    if any(at < reason_at for at in choices):
-        return True
+    start, end = _reasoned_clause(lowered, reason_at)
+    return any(at < reason_at or start <= at < end for at in choices)
+
+
+def _reasoned_clause(lowered: str, reason_at: int) -> tuple[int, int]:
+    """(start, end) of the clause of ``lowered`` its reason (at ``reason_at``) is given for:
+    the words before it, or after the comma that ends it when it opens the sentence ("Since
+    X, I'll ...")."""
     opening = _OPENING_CJK_CHARS if is_cjk(lowered[:1]) else _opening_chars(lowered)
     if reason_at >= opening:
-        return False
+        return 0, reason_at
     comma = lowered.find(",", reason_at)
     cjk_comma = lowered.find("\uff0c", reason_at)
     if comma < 0 or 0 <= cjk_comma < comma:
         comma = cjk_comma
-    return comma >= 0 and any(at > comma for at in choices)
+    return (comma, len(lowered)) if comma >= 0 else (0, reason_at)
 
 
+def _explains(found: dict[str, list[int]], lowered: str, reason_at: int) -> bool:
+    """A word of state or a modal stands in the clause the reason is given for ("`x` is on
+    the next line because ...", "Since X, the import never gets added")."""
+    start, end = _reasoned_clause(lowered, reason_at)
+    return any(start <= at < end for at in (*found["state"], *found["modal"]))
+
+
+# The reason words that name a choice themselves ("decided", "chose", "opté", "决定").
+_DECIDING = (
+    "decid",
+    "decis",
+    "chose",
+    "choose",
+    "opted",
+    "going with",
+    "switch to",
+    "trade",
+    "elegí",
+    "opté",
+    "optei",
+    "entschied",
+    "решил",
+    "决定",
+    "改用",
+    "采用",
+    "決めた",
+)
 _QUESTION_ENDS = ("?", "\uff1f")
 # Who may come right after a concluding "So": the agent, in the languages of the cue lists.
 _AGENT_WORDS = (
@@ -407,9 +442,30 @@ def _chooses(lowered: str, at: int) -> bool:
     """The choice word at ``at`` is one: not a one-character CJK word (a multi-character one
     goes on with CJK) at the end of its clause."""
     if lowered[at] <= _CJK_FROM:
-        return True
+        return not _acted_on(lowered, at)
     after = lowered[at + 1 : at + 2]
     return bool(after) and after not in _CJK_CLAUSE_END
+
+
+# Words of state or negation that, right before a choice verb ("doesn't add", "it might be
+# keeping", "is using"), make it tell what the code does; "is better" still judges an option.
+_ACTED_ON_WORDS = (
+    "is are was were be been being 's \u2019s does doesn't do don't did didn't isn't aren't "
+    "wasn't not"
+)
+_ACTED_ON = frozenset(_ACTED_ON_WORDS.split())
+_JUDGEMENT_WORDS = "better simpler simplest cleaner safer appropriate"
+_JUDGEMENTS = frozenset(_JUDGEMENT_WORDS.split())
+
+
+def _acted_on(lowered: str, at: int) -> bool:
+    """The choice word at ``at`` of ``lowered`` follows a word of state or a negation."""
+    before = lowered[max(0, at - 10) : at].rstrip()
+    word = before[before.rfind(" ") + 1 :]
+    if word not in _ACTED_ON and not word.endswith(("'s", "\u2019s")):
+        return False
+    end = lowered.find(" ", at)
+    return lowered[at : end if end > 0 else len(lowered)].rstrip(".,;:") not in _JUDGEMENTS
 
 
 # A sentence that opens by declining ("Not upgrading X", "No actualizo X", "Pas de cache") has
