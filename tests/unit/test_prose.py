@@ -447,3 +447,14 @@ def test_a_reason_that_opens_the_sentence_explains_the_state_after_its_clause() 
 def test_a_reason_word_that_names_the_choice_is_a_choice_with_its_reason() -> None:
     text = "Decided against caching the tariffs, since they change mid-month and it is risky."
     assert _weights(text) == {text: 4}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Because the `project` directory doesn't have an `__init__.py` file.",
+        "Oh, that's because earlier we were using absolute paths, but now we're using relative ones.",
+    ],
+)
+def test_a_reason_with_no_clause_of_its_own_to_explain_is_no_decision(text: str) -> None:
+    assert _weights(text) == {}

@@ -374,21 +374,25 @@ def _reasoned_clause(lowered: str, reason_at: int) -> tuple[int, int]:
     """(start, end) of the clause of ``lowered`` its reason (at ``reason_at``) is given for:
     the words before it, or after the comma that ends it when it opens the sentence ("Since
     X, I'll ...")."""
-    opening = _OPENING_CJK_CHARS if is_cjk(lowered[:1]) else _opening_chars(lowered)
+    if is_cjk(lowered[:1]):
+        opening = _OPENING_CJK_CHARS
+    else:  # the first word, or the second after a conjunction ("But since ...")
+        opening = _opening_chars(lowered, _REASON_OPENING_WORDS)
     if reason_at >= opening:
         return 0, reason_at
     comma = lowered.find(",", reason_at)
     cjk_comma = lowered.find("\uff0c", reason_at)
     if comma < 0 or 0 <= cjk_comma < comma:
         comma = cjk_comma
-    return (comma, len(lowered)) if comma >= 0 else (0, reason_at)
+    return (comma, len(lowered)) if comma >= 0 else (reason_at, reason_at)
 
 
 def _explains(found: dict[str, list[int]], lowered: str, reason_at: int) -> bool:
     """A word of state or a modal stands in the clause the reason is given for ("`x` is on
-    the next line because ...", "Since X, the import never gets added")."""
+    the next line because ...", "Since X, the import never gets added"), or there is none
+    ("Because the directory has no `__init__.py`.": the reason for what was said before)."""
     start, end = _reasoned_clause(lowered, reason_at)
-    return any(start <= at < end for at in (*found["state"], *found["modal"]))
+    return start == end or any(start <= at < end for at in (*found["state"], *found["modal"]))
 
 
 # The reason words that name a choice themselves ("decided", "chose", "opté", "决定").
@@ -525,13 +529,14 @@ def opens_with_choice(sentence: str) -> bool:
 
 
 _OPENING_WORDS = 3
+_REASON_OPENING_WORDS = 2
 _OPENING_CJK_CHARS = 6
 
 
-def _opening_chars(lowered: str) -> int:
+def _opening_chars(lowered: str, words: int = _OPENING_WORDS) -> int:
     """Where the word after the first few of ``lowered`` starts."""
     at = -1
-    for _ in range(_OPENING_WORDS):
+    for _ in range(words):
         at = lowered.find(" ", at + 1)
         if at < 0:
             return len(lowered)
