@@ -114,21 +114,24 @@ class CueSet:
                 for name in self._owners[i]:
                     found[name].append(start)
         for offsets in found.values():
-            offsets.sort()
+            if len(offsets) > 1:
+                offsets.sort()
         return found
 
 
 def _stands_alone(text: str, start: int, end: int) -> bool:
-    """A cue found at [start, end) is a word of its own: no letter, digit or "_" glued to it (a cue
-    that begins or ends with punctuation, such as ", so", brings its own boundary there)."""
-    return (start == 0 or not _in_word(text[start]) or not _in_word(text[start - 1])) and (
-        end == len(text) or not _in_word(text[end - 1]) or not _in_word(text[end])
-    )
-
-
-def _in_word(char: str) -> bool:
-    """``char`` may be part of a word, or of a name in code (``_convert`` holds no "convert")."""
-    return char.isalnum() or char == "_"
+    """A cue found at [start, end) is a word of its own: no letter, digit or "_" glued to it (a
+    cue that begins or ends with punctuation, such as ", so", brings its own boundary there;
+    "_" joins a name in code: ``_convert`` holds no "convert")."""
+    if start and text[start].isalnum():
+        before = text[start - 1]
+        if before.isalnum() or before == "_":
+            return False
+    if end < len(text) and text[end - 1].isalnum():
+        after = text[end]
+        if after.isalnum() or after == "_":
+            return False
+    return True
 
 
 def is_cjk(word: str) -> bool:
@@ -283,11 +286,11 @@ _CHOICE_OR_EXPLORE = CueSet(
         "explore": EXPLORE,
         "explain": EXPLAIN,
         "hedge": HEDGE,
-        "state": STATE,
-        "modal": MODAL,
         "advice": ADVICE,
     }
 )
+# Words of state are common ("is", "do"): looked for only in a sentence that names no choice.
+_STATE_OR_MODAL = CueSet({"state": STATE, "modal": MODAL})
 # What ends a CJK clause. A one-character verb of choosing ("用", "选") takes an object: one
 # right before such a mark is a noun ("有什么用", "what use it has") or part of another word.
 _CJK_CLAUSE_END = frozenset("\uff0c\u3001\u3002\uff1a\uff1b\uff01\uff1f,.:;!?")
@@ -342,8 +345,8 @@ def decision_weight(
         named = _chosen_for_reason(lowered, choices, reason_at)
     guess = not named and (
         bool(found["explain"] or found["hedge"])
-        or (reason and reason_at >= 0 and _explains(found, lowered, reason_at))
-        or (not (reason or weak or found["advice"]) and _before(found["state"], contrast_at))
+        or (reason and reason_at >= 0 and _explains(lowered, reason_at))
+        or (not (reason or weak or found["advice"]) and _states_before(lowered, contrast_at))
     )
     if weak and concludes and not answer and not _agent_after_opening(lowered, found["choice"]):
         weak = False
@@ -357,11 +360,6 @@ def decision_weight(
         return 3
     weight = 1 + named + contrast if weak else 1 + contrast + (named and contrast)
     return min(weight, 3) - (explore or guess)
-
-
-def _before(offsets: list[int], at: int) -> bool:
-    """One of the ``offsets`` stands before ``at``."""
-    return any(o < at for o in offsets)
 
 
 def _chosen_for_reason(lowered: str, choices: list[int], reason_at: int) -> bool:
@@ -387,12 +385,20 @@ def _reasoned_clause(lowered: str, reason_at: int) -> tuple[int, int]:
     return (comma, len(lowered)) if comma >= 0 else (reason_at, reason_at)
 
 
-def _explains(found: dict[str, list[int]], lowered: str, reason_at: int) -> bool:
+def _explains(lowered: str, reason_at: int) -> bool:
     """A word of state or a modal stands in the clause the reason is given for ("`x` is on
     the next line because ...", "Since X, the import never gets added"), or there is none
     ("Because the directory has no `__init__.py`.": the reason for what was said before)."""
     start, end = _reasoned_clause(lowered, reason_at)
-    return start == end or any(start <= at < end for at in (*found["state"], *found["modal"]))
+    if start == end:
+        return True
+    found = _STATE_OR_MODAL.scan(lowered[start:end])
+    return bool(found["state"] or found["modal"])
+
+
+def _states_before(lowered: str, at: int) -> bool:
+    """A word of state stands in ``lowered`` before ``at``."""
+    return bool(_STATE_OR_MODAL.scan(lowered[:at])["state"])
 
 
 # The reason words that name a choice themselves ("decided", "chose", "opté", "决定").
