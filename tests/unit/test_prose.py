@@ -458,3 +458,7 @@ def test_a_reason_word_that_names_the_choice_is_a_choice_with_its_reason() -> No
 )
 def test_a_reason_with_no_clause_of_its_own_to_explain_is_no_decision(text: str) -> None:
     assert _weights(text) == {}
+
+
+def test_a_reason_in_parentheses_is_an_aside_that_explains() -> None:
+    assert _weights("`get_source_file` succeeds here (because `file.py` is a file).") == {}

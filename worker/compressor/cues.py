@@ -346,6 +346,7 @@ def decision_weight(
     guess = not named and (
         bool(found["explain"] or found["hedge"])
         or (reason and reason_at >= 0 and _explains(lowered, reason_at))
+        or (reason and reason_at > 0 and lowered[reason_at - 1] == "(")  # an aside
         or (not (reason or weak or found["advice"]) and _states_before(lowered, contrast_at))
     )
     if weak and concludes and not answer and not _agent_after_opening(lowered, found["choice"]):
