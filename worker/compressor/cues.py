@@ -403,25 +403,11 @@ def _states_before(lowered: str, at: int) -> bool:
 
 
 # The reason words that name a choice themselves ("decided", "chose", "opté", "决定").
-_DECIDING = (
-    "decid",
-    "decis",
-    "chose",
-    "choose",
-    "opted",
-    "going with",
-    "switch to",
-    "trade",
-    "elegí",
-    "opté",
-    "optei",
-    "entschied",
-    "решил",
-    "决定",
-    "改用",
-    "采用",
-    "決めた",
+_DECIDING_WORDS = (
+    "decid decis chose choose opted going_with switch_to trade elegí opté optei entschied "
+    "решил 决定 改用 采用 決めた"
 )
+_DECIDING = tuple(w.replace("_", " ") for w in _DECIDING_WORDS.split())
 _QUESTION_ENDS = ("?", "\uff1f")
 # Who may come right after a concluding "So": the agent, in the languages of the cue lists.
 _AGENT_WORDS = (
