@@ -49,7 +49,8 @@ typecheck: install
 # Ours against Hermes' ContextCompressor: speed, then what survives compaction (the dev corpus and
 # the held-out one) and how many of the decisions kept are decisions (a labeled set); the first run
 # also makes bench/.hermes-venv (1-2 min). Then archive search and paging over 1,000,000
-# archived messages on SQLite (built once under var/bench, ~3 min); ARCHIVE_ARGS="--backend sqlite postgresql --postgres-url URL" adds PostgreSQL. Then the service's
+# archived messages on SQLite (built once under var/bench, ~3 min);
+# ARCHIVE_ARGS="--backend sqlite postgresql --postgres-url URL" adds PostgreSQL. Then the service's
 # worker (jobs in flight, overhead per job, a burst, the sweep; ~5 min a database) and the API's
 # hot path (appends beside a bare-FastAPI floor at 1, 4 and 16 clients under wrk; ~1.5 min a
 # database); SERVICE_ARGS="--backend sqlite postgresql --postgres-url URL" adds PostgreSQL.
