@@ -188,6 +188,22 @@ def test_decisions_with_reasons_and_blockers_come_from_assistant_turns() -> None
     assert "I cannot reach the staging database" in sections["Blocked"]
 
 
+def test_a_quoted_error_message_is_no_blocker_and_a_blocker_said_again_is_listed_once() -> None:
+    msgs = [user("Fix the loader.")]
+    for _ in range(3):
+        msgs += [
+            assistant('The error is "Unable to load file src/project/__init__.py".'),
+            assistant("The log says `unable to connect to db` each time."),
+            assistant("Hmm, I'm stuck here."),
+        ]
+    msgs += [assistant("I am unable to reproduce it on Linux, so I will read the code.")]
+    blocked = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))["Blocked"]
+    assert "Unable to load file" not in blocked
+    assert "unable to connect" not in blocked
+    assert blocked.count("I'm stuck here") == 1
+    assert "I am unable to reproduce it on Linux" in blocked
+
+
 def test_unresolved_failures_are_blocked_and_resolved_ones_are_not() -> None:
     msgs = [
         user("Make the build pass."),

@@ -10,7 +10,14 @@ import json
 import pytest
 
 from worker.compressor.messages import ToolCall, assistant, user
-from worker.compressor.prose import decision_tier, distinct, is_question, read_prose, user_tier
+from worker.compressor.prose import (
+    decision_tier,
+    distinct,
+    is_question,
+    quoted,
+    read_prose,
+    user_tier,
+)
 
 
 def bash(call_id: str, command: str) -> ToolCall:
@@ -462,3 +469,33 @@ def test_a_reason_with_no_clause_of_its_own_to_explain_is_no_decision(text: str)
 
 def test_a_reason_in_parentheses_is_an_aside_that_explains() -> None:
     assert _weights("`get_source_file` succeeds here (because `file.py` is a file).") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "inside"),
+    [
+        ('The error is "Unable to load file x".', "Unable", True),
+        ("The log says `unable to connect` again.", "unable", True),
+        ("报错是\u201c无法加载文件\u201d。", "无法", True),
+        ("Il dit \u00abimpossible de lire\u00bb.", "impossible", True),
+        ("```\nUnable to load file x\n```\nI am unable to reproduce it.", "Unable", True),
+        ("```\nUnable to load file x\n```\nI am unable to reproduce it.", "unable", False),
+        ('He said "ok". I am unable to go on.', "unable", False),
+        ("我无法复现这个问题。", "无法", False),
+    ],
+)
+def test_a_word_between_quote_marks_or_in_a_code_block_is_quoted(
+    text: str, word: str, inside: bool
+) -> None:
+    assert quoted(text, text.index(word)) is inside
+
+
+def test_a_blocker_word_in_a_quoted_message_is_not_the_speaker_blocked() -> None:
+    prose = read_prose(
+        [
+            user("Fix it."),
+            assistant('So the error is "Unable to load file src/__init__.py" every time.'),
+            assistant("我无法复现这个问题\uff0c需要更多信息。"),
+        ]
+    )
+    assert [b.text for b in prose.blockers] == ["我无法复现这个问题\uff0c需要更多信息。"]

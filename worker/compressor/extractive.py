@@ -290,7 +290,10 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
     facts.rules = [quote(s.text, 300) for s in prose.rules]
     for s, times in distinct(prose.decisions, template=True):
         facts.decisions[f'"{quote(s.text, 320)}"'] = decision_tier(s, times)
-    facts.blockers = [f'Assistant noted: "{quote(s.text, 300)}"' for s in prose.blockers]
+    facts.blockers = [
+        f'Assistant noted: "{quote(s.text, 300)}"'
+        for s, _ in distinct(prose.blockers, template=True)  # "I'm stuck." once, at its latest
+    ]
     # A reply (an assistant message without tool calls) answers the questions before it.
     events = sorted(
         [(s.at, 0, s.text) for s in prose.asks] + [(s.at, 1, s.text) for s in prose.replies]

@@ -99,9 +99,8 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             if weight >= _DECISION_WEIGHT:
                 decisions.append(Said(at, _with_stated_reason(head, start, text), weight))
                 decided.add(sentence)
-        blockers += [
-            Said(at, s) for _, s in _sentences_at(head, found["blocker"]) if s not in decided
-        ]
+        in_the_way = [at for at in found["blocker"] if not quoted(head, at)]
+        blockers += [Said(at, s) for _, s in _sentences_at(head, in_the_way) if s not in decided]
     return Prose(tuple(asks), tuple(rules), tuple(decisions), tuple(blockers), tuple(replies))
 
 
@@ -228,6 +227,29 @@ def _with_choice_before(
     if found is None or _within(marks, found[0], end) or not cues.opens_with_choice(found[1]):
         return start, sentence, 1
     return found[0], text[found[0] : start + len(sentence)], _DECISION_WEIGHT
+
+
+# Marks that open and close a quote on one line: what stands between them is someone else's
+# words (an error message, a string), not the speaker's own.
+_PAIRED_QUOTES = (
+    ("\u201c", "\u201d"),
+    ("\u00ab", "\u00bb"),
+    ("\u300c", "\u300d"),
+    ("\u300e", "\u300f"),
+)
+
+
+def quoted(text: str, offset: int) -> bool:
+    """The character at ``offset`` stands inside a quote: between straight double quotes or
+    backticks on its line, after an opening curly or CJK quote mark not yet closed there, or in
+    a fenced code block. "The error is \"Unable to load file\"" quotes a message; it does not
+    say that the speaker is unable to do something."""
+    if text.count("```", 0, offset) % 2:
+        return True
+    before = text[text.rfind("\n", 0, offset) + 1 : offset]
+    if before.count('"') % 2 or before.count("`") % 2:
+        return True
+    return any(before.count(a) > before.count(b) for a, b in _PAIRED_QUOTES)
 
 
 def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said, int]]:
