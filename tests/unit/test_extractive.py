@@ -317,3 +317,20 @@ def test_a_small_room_drops_headings_over_nothing_a_large_one_keeps_the_template
         extractive_summary(chat_with_early_facts(), previous=None, budget_tokens=4000)
     )
     assert list(large) == [*SECTIONS, USER_MESSAGES]
+
+
+def test_a_small_room_drops_a_list_whose_every_item_was_left_out() -> None:
+    msgs: list[Message] = [user("Write the fixtures.")]
+    for i in range(50):
+        command = f"cat > tests/fixtures/case_{i}.json << 'EOF'\n" + "{}" * 200 + "\nEOF"
+        msgs += [
+            assistant(None, [bash(f"c{i}", command)]),
+            tool_result(f"c{i}", "<returncode>0</returncode>\n<output>\n</output>"),
+        ]
+    text = extractive_summary(msgs, previous=None, budget_tokens=150)
+    sections = parse_sections(text)
+    # "(50 of actions 1-50 left out for length; …)" and "Files written in these turns:" over
+    # "- (50 more left out for length)" name nothing: no heading for them.
+    assert "Completed Actions" not in sections
+    assert "Active State" not in sections
+    assert "Active Task" in sections

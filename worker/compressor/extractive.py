@@ -42,6 +42,7 @@ USER_MESSAGES = "User Messages"  # a section of ours after the template's: what 
 _NOT_EXTRACTED = "Not extracted (extractive summary)."
 _NO_STATE = "Not tracked by rules; see Completed Actions."
 _NO_PLAN = "Not determined by rules; see Active Task, Blocked and Pending User Asks."
+_WRITTEN = "Files written in these turns:"  # Active State's label over its list
 _FILLERS = frozenset(
     {"None.", "None recorded.", "Nothing recorded.", _NOT_EXTRACTED, _NO_STATE, _NO_PLAN}
 )
@@ -139,7 +140,7 @@ def extractive_summary(
     )
     written = _unique(p for u in uses for p in u.written)
     sections["Active State"] = (
-        "Files written in these turns:\n" + room.lines(written, 0.3)
+        f"{_WRITTEN}\n" + room.lines(written, 0.3)
         if written
         else old.get("Active State") or _NO_STATE
     )
@@ -175,7 +176,13 @@ _COMPACT_BELOW_TOKENS = 1_000
 def _says_nothing(text: str) -> bool:
     """A section's text names nothing: a filler, or a list whose every item was left out."""
     lines = [line for line in text.splitlines() if line.strip()]
-    return all(line in _FILLERS or line.endswith("left out for length)") for line in lines)
+    return all(line in _FILLERS or line == _WRITTEN or _left_out(line) for line in lines)
+
+
+def _left_out(line: str) -> bool:
+    """An omission note: "- (3 more left out for length)", "(5 of actions 1-5 left out for
+    length; …)"."""
+    return line.lstrip("- ").startswith("(") and "left out for length" in line
 
 
 # What every extractive summary holds whatever it says: the note and the headings.
@@ -446,7 +453,7 @@ def _bullets_of(text: str | None) -> list[str]:
         for line in text.splitlines()
         if line.strip()
         and line.strip() not in ("None.", _NOT_EXTRACTED)
-        and not line.strip().endswith("left out for length)")
+        and not _left_out(line.strip())
     ]
 
 
