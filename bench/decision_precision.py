@@ -12,6 +12,12 @@ A labeled sentence counts as kept when a decision read from its message holds it
 may take in the sentence before it or its stated reason). Sentences kept now that the set does
 not hold (the detector changed) are counted apart: label them and add them when they grow.
 
+A second, blind set (tests/data/decisions_blind.jsonl) was written by someone who had not
+seen the detector's rules nor the sets above: short assistant messages in six languages, from
+coding agents and chat assistants, each with one sentence labeled decision or not, half and
+half. It is the honest measure of how the rules generalize; nothing was tuned on it when it was
+first measured.
+
     .venv/bin/python -m bench.decision_precision [--list]
 """
 
@@ -25,10 +31,11 @@ from typing import Any
 
 from bench.retention import corpus
 from tests.data import real_transcripts
-from worker.compressor.messages import parse_messages
+from worker.compressor.messages import assistant, parse_messages, user
 from worker.compressor.prose import Said, decision_tier, distinct, read_prose
 
 LABELED = Path(__file__).parent.parent / "tests" / "data" / "decisions_labeled.jsonl"
+BLIND = LABELED.with_name("decisions_blind.jsonl")
 
 
 def load_labeled(path: Path = LABELED) -> list[dict[str, Any]]:
@@ -99,6 +106,49 @@ def measure(rows: Sequence[dict[str, Any]], *, show: bool = False) -> dict[str, 
     }
 
 
+def measure_blind(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, bool, bool], int]:
+    """(language, labeled a decision, kept as one) -> how many, over the blind set."""
+    counts: dict[tuple[str, bool, bool], int] = {}
+    for row in rows:
+        key = (row["lang"], row["decision"], kept_blind(row))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def kept_blind(row: dict[str, Any]) -> bool:
+    """The row's sentence is in a decision read from its assistant message, read after the
+    user's message before it."""
+    prose = read_prose([user(row["context"]), assistant(row["message"])])
+    key = " ".join(row["sentence"].split())
+    return any(key in " ".join(d.text.split()) for d in prose.decisions)
+
+
+def _blind_report(rows: Sequence[dict[str, Any]], *, show: bool) -> None:
+    counts = measure_blind(rows)
+    langs = sorted({lang for lang, _, _ in counts})
+    print(f"blind set: {len(rows)} sentences ({sum(r['decision'] for r in rows)} decisions)")
+    print("| language | precision | recall |")
+    print("|---|---:|---:|")
+    for lang in [*langs, "all"]:
+        tp, fp, fn = (
+            _count(counts, lang, label, kept)
+            for label, kept in ((True, True), (False, True), (True, False))
+        )
+        precision, recall = _pct(tp, tp + fp), _pct(tp, tp + fn)
+        print(f"| {lang} | {tp}/{tp + fp} = {precision} | {tp}/{tp + fn} = {recall} |")
+    if show:
+        for row in rows:
+            if kept_blind(row) != row["decision"]:
+                label = "missed" if row["decision"] else "wrongly kept"
+                print(f"{label:12} {row['lang']} | {row['sentence'][:120]}")
+
+
+def _count(counts: dict[tuple[str, bool, bool], int], lang: str, label: bool, kept: bool) -> int:
+    return sum(
+        v for (g, d, k), v in counts.items() if d == label and k == kept and lang in (g, "all")
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--list", action="store_true", help="print each real sentence")
@@ -122,6 +172,8 @@ def main() -> None:
         found = result["tiers"][label]
         counts = {t: found.count(t) for t in sorted(set(found))}
         print(f"tiers of kept {name}, real and planted (0 first): {counts}")
+    if BLIND.exists():
+        _blind_report(load_labeled(BLIND), show=args.list)
 
 
 def _pct(a: int, b: int) -> str:

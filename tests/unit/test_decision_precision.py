@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.decision_precision import load_labeled, measure
+from bench.decision_precision import BLIND, load_labeled, measure, measure_blind
 
 
 @pytest.fixture(scope="module")
@@ -32,3 +32,14 @@ def test_most_of_what_is_kept_in_real_sessions_is_a_decision(result: dict[str, i
 def test_every_planted_dev_decision_is_kept(result: dict[str, object]) -> None:
     kept, total = result["recall"]["dev"]  # type: ignore[index]
     assert kept == total
+
+
+def test_the_blind_set_is_whole_and_every_row_is_measured() -> None:
+    # Written without sight of the detector's rules: a measure, not a target (no threshold
+    # here, so that nothing is tuned on it).
+    rows = load_labeled(BLIND)
+    assert all(r["sentence"] in r["message"] for r in rows)
+    for lang in {r["lang"] for r in rows}:
+        labels = [r["decision"] for r in rows if r["lang"] == lang]
+        assert labels.count(True) == labels.count(False)
+    assert sum(measure_blind(rows).values()) == len(rows)
