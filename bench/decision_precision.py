@@ -58,11 +58,15 @@ def kept_decisions(source: str, name: str) -> list[tuple[Said, int]]:
 
 def _holds(kept: Sequence[tuple[Said, int]], at: int, text: str) -> int | None:
     """The tier of the kept decision in message ``at`` that holds ``text``, if one does."""
-    key = " ".join(text.split())
     for said, tier in kept:
-        if said.at == at and key in " ".join(said.text.split()):
+        if said.at == at and _holds_words(said.text, text):
             return tier
     return None
+
+
+def _holds_words(text: str, part: str) -> bool:
+    """``part`` stands in ``text``, white space aside."""
+    return " ".join(part.split()) in " ".join(text.split())
 
 
 def measure(rows: Sequence[dict[str, Any]], *, show: bool = False) -> dict[str, Any]:
@@ -85,7 +89,7 @@ def measure(rows: Sequence[dict[str, Any]], *, show: bool = False) -> dict[str, 
             tp += row["decision"] and tier is not None
             fp += not row["decision"] and tier is not None
             fn += row["decision"] and tier is None
-            if show and source == "real":
+            if show:
                 mark = "kept" if tier is not None else "----"
                 print(f"{mark} t{tier} {'D' if row['decision'] else 'n'} | {row['text'][:130]}")
         if source == "real":
@@ -119,8 +123,7 @@ def kept_blind(row: dict[str, Any]) -> bool:
     """The row's sentence is in a decision read from its assistant message, read after the
     user's message before it."""
     prose = read_prose([user(row["context"]), assistant(row["message"])])
-    key = " ".join(row["sentence"].split())
-    return any(key in " ".join(d.text.split()) for d in prose.decisions)
+    return any(_holds_words(d.text, row["sentence"]) for d in prose.decisions)
 
 
 def _blind_report(rows: Sequence[dict[str, Any]], *, show: bool) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
+from typing import NamedTuple
 
 from worker.compressor.assemble import (
     Assembled,
@@ -160,41 +161,60 @@ def _summarize_window(
     removed = [t for t in turns if t.removed]
     budget = _ledger_budget(start, split, folded.text, job.counter)
 
-    def ledger_within(budget_bytes: int) -> Ledger:
-        return extract_ledger(
-            removed,
-            uses,
-            prose.within({t.at for t in removed}),
-            reading,
-            shown,
-            budget_bytes=budget_bytes,
-            summary=folded.text or "",
-        )
-
-    ledger = ledger_within(bytes_for(budget))
-    completed, appended = complete_summary(folded.text, ledger)
-    # Sized by bytes, a ledger of CJK text may come out over its budget by the exact count:
-    # it is made again within a budget scaled down by as much.
-    tokens = job.counter.count_text(completed[len(folded.text.rstrip()) :])
-    if tokens > budget:
-        ledger = ledger_within(bytes_for(budget) * budget // tokens)
-        completed, appended = complete_summary(folded.text, ledger)
-    else:
-        # And one of Latin text comes out a quarter under (its bytes were counted at CJK's
-        # rate): when it left entries out, they are fitted again within a budget scaled by
-        # how far the last try fell from it, kept while the exact count stays within.
-        budget_bytes, tried = bytes_for(budget), ledger
-        for _ in range(_REFITS):
-            if not (tried.left_out and tokens) or tokens == budget:
-                break
-            budget_bytes = budget_bytes * budget // tokens
-            tried = ledger.refit(budget_bytes)
-            more, more_appended = complete_summary(folded.text, tried)
-            tokens = job.counter.count_text(more[len(folded.text.rstrip()) :])
-            if tokens <= budget and more_appended > appended:
-                ledger, completed, appended = tried, more, more_appended
+    found = extract_ledger(
+        removed,
+        uses,
+        prose.within({t.at for t in removed}),
+        reading,
+        shown,
+        budget_bytes=bytes_for(budget),
+        summary=folded.text,
+    )
+    ledger, completed, appended = _fit_ledger(found, folded.text, budget, job.counter)
     facts = replace(facts, redactions=facts.redactions + shown.redactions)
     return _with_ledger(facts, ledger, completed, appended)
+
+
+class _Fitted(NamedTuple):
+    ledger: Ledger
+    completed: str  # the summary with the entries it did not hold appended
+    appended: int
+    tokens: int  # of what was appended, by exact count
+
+    @classmethod
+    def of(cls, ledger: Ledger, summary: str, counter: TokenCounter) -> _Fitted:
+        completed, appended = complete_summary(summary, ledger)
+        return cls(
+            ledger, completed, appended, counter.count_text(completed[len(summary.rstrip()) :])
+        )
+
+
+def _fit_ledger(
+    ledger: Ledger, summary: str, budget: int, counter: TokenCounter
+) -> tuple[Ledger, str, int]:
+    """``ledger`` (fitted to ``budget`` tokens by bytes) fitted again by the exact count: the
+    ledger, the summary it completes and how many entries it appended.
+
+    Sized by bytes, a ledger of CJK text may come out over its budget: it is fitted within a
+    budget scaled down by as much. One of Latin text comes out a quarter under (its bytes were
+    counted at CJK's rate): when it left entries out, they are fitted again within a budget
+    scaled by how far the last try fell from it, kept while the exact count stays within.
+    """
+    fitted = _Fitted.of(ledger, summary, counter)
+    budget_bytes = bytes_for(budget)
+    if fitted.tokens > budget:
+        smaller = ledger.refit(budget_bytes * budget // fitted.tokens)
+        fitted = _Fitted.of(smaller, summary, counter)
+        return fitted.ledger, fitted.completed, fitted.appended
+    tried = fitted
+    for _ in range(_REFITS):
+        if not (tried.ledger.left_out and tried.tokens) or tried.tokens == budget:
+            break
+        budget_bytes = budget_bytes * budget // tried.tokens
+        tried = _Fitted.of(ledger.refit(budget_bytes), summary, counter)
+        if tried.tokens <= budget and tried.appended > fitted.appended:
+            fitted = tried
+    return fitted.ledger, fitted.completed, fitted.appended
 
 
 _REFITS = 3  # a ledger under its budget is fitted again at most this often

@@ -32,17 +32,24 @@ def sentences(text: str) -> Iterator[tuple[int, str]]:
 _ENDS_BEFORE = (". ", "! ", "? ", ".\t", "\u3002", "\uff01", "\uff1f", "\uff1b")
 
 
-def sentence_at(text: str, offset: int) -> tuple[int, str] | None:
-    """(start, sentence) of the sentence of ``text`` that holds ``offset``, as ``sentences``
-    would give it, found by looking around the offset (not by splitting the whole text)."""
+def sentence_start(text: str, offset: int) -> int:
+    """Where the sentence of ``text`` that holds ``offset`` starts: at its line's start, or
+    after the mark that ended the sentence before it (". ", not the "." of "3.5")."""
     line_start = text.rfind("\n", 0, offset) + 1
-    line_end = text.find("\n", offset)
-    line_end = len(text) if line_end < 0 else line_end
     start = line_start
     for mark in _ENDS_BEFORE:
         at = text.rfind(mark, line_start, offset)
         if at >= 0:
-            start = max(start, at + (1 if mark[0] > "\u2fff" else 2))
+            start = max(start, at + len(mark))
+    return start
+
+
+def sentence_at(text: str, offset: int) -> tuple[int, str] | None:
+    """(start, sentence) of the sentence of ``text`` that holds ``offset``, as ``sentences``
+    would give it, found by looking around the offset (not by splitting the whole text)."""
+    start = sentence_start(text, offset)
+    line_end = text.find("\n", offset)
+    line_end = len(text) if line_end < 0 else line_end
     m = _SENTENCE_END.search(text, offset, line_end)
     end = m.end() if m is not None and m.group() != "\n" else line_end
     for piece_start, piece in _one(text, start, end):
@@ -193,12 +200,15 @@ WEAK_REASON = Cue(
     ",_así donc deshalb quindi поэтому",
     "所以 让 于是 因此 这样 だから \uff1a \uff1b",  # fullwidth colon, semicolon
 )
+# Words that judge an option ("X is better"): choice words even after a word of state.
+_JUDGEMENT_WORDS = "better simpler simplest cleaner safer appropriate"
 CHOICE = Cue(
-    "i'll i_will i'm i_am we'll we_will i'd i_would we'd my_plan the_plan plan decision better "
+    "i'll i_will i'm i_am we'll we_will i'd i_would we'd my_plan the_plan plan decision "
     "recommend suggest propose prefer keep keeping use using switch split splitting convert put "
     "move moving add adding drop dropping go_with going_with stick_with sticking_with settled_on "
-    "settle_on pick picked wins win appropriate simpler simplest cleaner safer we_should i_should we_need_to i_need_to the_fix_is "
-    "the_approach_is the_solution_is the_simplest_fix the_best_fix the_right_fix",
+    "settle_on pick picked wins win we_should i_should we_need_to i_need_to the_fix_is "
+    "the_approach_is the_solution_is the_simplest_fix the_best_fix the_right_fix "
+    + _JUDGEMENT_WORDS,
     "pongo dejo mantengo uso usaré haré voy_a prefiero elijo escojo opto me_quedo_con quito "
     "separo divido convierto recomiendo propongo sugiero empezaría dejaría mejor decisión gana "
     "escolho escolhi optei opto fico_com mantenho uso vou prefiro passo_para recomendo melhor "
@@ -451,7 +461,6 @@ _ACTED_ON_WORDS = (
     "wasn't not"
 )
 _ACTED_ON = frozenset(_ACTED_ON_WORDS.split())
-_JUDGEMENT_WORDS = "better simpler simplest cleaner safer appropriate"
 _JUDGEMENTS = frozenset(_JUDGEMENT_WORDS.split())
 
 

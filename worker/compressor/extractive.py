@@ -27,7 +27,7 @@ from worker.compressor.prose import (
     decision_tier,
     distinct,
     read_prose,
-    states_fact,
+    rule_or_fact,
     user_tier,
 )
 from worker.compressor.summarizer import SummaryRequest, SummaryResponse
@@ -322,10 +322,6 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
     return facts
 
 
-def _rule_or_fact(sentence: str) -> bool:
-    return cues.RULE.search(sentence) or states_fact(sentence)
-
-
 def _said(text: str, times: int = 1) -> str:
     """A user message as an exact quote: whole when short; else its first words, the sentences
     that state rules or facts, and its last words, in order, within a bound."""
@@ -334,7 +330,7 @@ def _said(text: str, times: int = 1) -> str:
     if len(stripped) <= _SHORT_MESSAGE:
         return f'"{stripped}"{again}'
     parts = list(cues.sentences(text[:20_000]))
-    chosen = {0, len(parts) - 1} | {i for i, (_, s) in enumerate(parts) if _rule_or_fact(s)}
+    chosen = {0, len(parts) - 1} | {i for i, (_, s) in enumerate(parts) if rule_or_fact(s)}
     quoted: list[str] = []
     used = 0
     for i, (_, sentence) in enumerate(parts):

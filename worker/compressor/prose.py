@@ -307,16 +307,17 @@ def user_tier(text: str, *, times: int = 1, noted: bool = False) -> int:
     questions; a rule said again stays first."""
     asked = _questions(text)
     stated = _without(text, [(_sentence_start(text, start), end) for start, end in asked])
-    if _rule_or_fact(stated):
+    if rule_or_fact(stated):
         return 0
     if _acknowledges(text):
         return 4
-    if times > 1 or (asked and not _rule_or_fact(_without(text, asked))):
+    if times > 1 or (asked and not rule_or_fact(_without(text, asked))):
         return 3
     return 1 if noted else 2
 
 
-def _rule_or_fact(text: str) -> bool:
+def rule_or_fact(text: str) -> bool:
+    """``text`` sets a rule or names a fact (a number, an address, a person)."""
     return cues.RULE.search(text) or states_fact(text)
 
 
@@ -324,16 +325,7 @@ def _sentence_start(text: str, at: int) -> int:
     """Where the sentence of ``text`` that holds ``at`` starts."""
     while at < len(text) and text[at] in " \t":
         at += 1  # a clause may start with the space after the mark that ended the last one
-    start = 0
-    for mark in _SENTENCE_ENDS:
-        found = text.rfind(mark, 0, at)
-        if found >= 0:
-            start = max(start, found + len(mark))
-    return start
-
-
-# Where a sentence ends: ". " and its kin (not the "." of "3.5"), a line break, the CJK marks.
-_SENTENCE_ENDS = (". ", "! ", "? ", "\n", "\u3002", "\uff01", "\uff1f")
+    return cues.sentence_start(text, at)
 
 
 def decision_tier(said: Said, times: int = 1) -> int:
