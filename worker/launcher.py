@@ -14,6 +14,7 @@ import fcntl
 import json
 import os
 import secrets
+import select
 import signal
 import socket
 import subprocess
@@ -196,7 +197,7 @@ class Launcher:
     _redis: RedisServer | None = None
     _redis_url: str = ""
     _out_lock: threading.Lock = field(default_factory=threading.Lock)
-    _stop: threading.Event = field(default_factory=threading.Event)
+    _stop: StopFlag | None = None  # while run() runs
     _ping_app: Any = None  # a Celery app to ping the worker with, made on first use
 
     def say(self, text: str, prefix: str = "up") -> None:
@@ -207,7 +208,7 @@ class Launcher:
 
     def run(self) -> int:
         """Start everything, supervise, stop everything. The exit status for the CLI."""
-        with _stop_on_signals(self._stop), claim_directory(self.settings):
+        with _stop_on_signals() as self._stop, claim_directory(self.settings):
             try:
                 self._prepare()
                 self._start_children()
@@ -295,21 +296,26 @@ class Launcher:
             self._ping_app = make_celery(self.settings.model_copy(update=update))
         return bool(self._ping_app.control.ping(timeout=1.0))
 
+    @property
+    def stopping(self) -> StopFlag:
+        assert self._stop is not None, "only while run() runs"
+        return self._stop
+
     def _wait_ready(self) -> bool:
         pending = {c.name: c for c in self.components()}
         deadline = time.monotonic() + self.ready_timeout_s
-        while pending and time.monotonic() < deadline and not self._stop.is_set():
+        while pending and time.monotonic() < deadline and not self.stopping.is_set():
             if self._dead_child() is not None:
                 return False
             for name, component in list(pending.items()):
                 with contextlib.suppress(*_NOT_READY):  # not up yet: asked again next round
                     if component.ready():
                         del pending[name]
-            self._stop.wait(0.3)
-        if pending and not self._stop.is_set():
+            self.stopping.wait(0.3)
+        if pending and not self.stopping.is_set():
             self.say(f"not ready after {self.ready_timeout_s:.0f}s: {', '.join(pending)}")
             return False
-        return not self._stop.is_set()
+        return not self.stopping.is_set()
 
     def _banner(self) -> None:
         s = self.settings
@@ -347,7 +353,7 @@ class Launcher:
         return None
 
     def _supervise(self) -> int:
-        while not self._stop.wait(0.25):
+        while not self.stopping.wait(0.25):
             if self._dead_child() is not None:
                 return 1
         self.say("stopping")
@@ -376,19 +382,54 @@ class Launcher:
             self._redis = None
 
 
+class StopFlag:
+    """Set by a signal handler, waited on by the main thread; it takes no lock.
+
+    A handler runs in the main thread between two bytecodes, possibly while that thread is
+    inside ``threading.Event.wait`` holding the event's lock: ``Event.set`` there waits for the
+    lock forever, and the process then ignores every further SIGINT and SIGTERM. So ``set``
+    only stores a flag and writes a byte to a pipe, and ``wait`` waits on the pipe.
+    """
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+        with contextlib.suppress(BlockingIOError):  # the pipe is full: it already wakes us
+            os.write(self._write, b"\0")
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout_s: float) -> bool:
+        """True once set; else after ``timeout_s``, False. A signal during the wait wakes it."""
+        if not self._set:
+            select.select([self._read], [], [], timeout_s)
+        return self._set
+
+    def close(self) -> None:
+        os.close(self._read)
+        os.close(self._write)
+
+
 @contextlib.contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """Turn SIGINT and SIGTERM into ``stop`` for the duration; restore the handlers after."""
+def _stop_on_signals() -> Iterator[StopFlag]:
+    """A ``StopFlag`` that SIGINT and SIGTERM set for the duration; the handlers restored after."""
+    stop = StopFlag()
 
     def handler(signum: int, frame: Any) -> None:
         stop.set()
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield stop
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+        stop.close()
 
 
 def _http_ok(url: str) -> bool:

@@ -104,7 +104,7 @@ def test_up_serves_the_demo_then_sigint_stops_every_child(tmp_path: Path) -> Non
         assert json.loads(task["kwargs"])["trigger"] == "hygiene"
 
         up.send_signal(signal.SIGINT)
-        assert up.wait(timeout=60) == 0
+        assert exit_status(up, tmp_path) == 0
         time.sleep(0.2)
         assert [pid for pid in children if process_exists(pid)] == []
         assert (tmp_path / "var" / "compaction.db").exists()
@@ -138,7 +138,7 @@ def test_sigterm_stops_every_child_too(tmp_path: Path) -> None:
     up, children = start_up(tmp_path)
     try:
         up.send_signal(signal.SIGTERM)
-        assert up.wait(timeout=60) == 0
+        assert exit_status(up, tmp_path) == 0
         time.sleep(0.2)
         assert [pid for pid in children if process_exists(pid)] == []
         assert not (tmp_path / "var" / "stack.json").exists()
@@ -153,7 +153,7 @@ def test_a_child_that_dies_is_reported_and_stops_the_rest(tmp_path: Path) -> Non
     try:
         worker = next(pid for pid in children if b"--child\x00worker" in cmdline(pid))
         os.kill(worker, signal.SIGKILL)
-        assert up.wait(timeout=60) == 1
+        assert exit_status(up, tmp_path) == 1
         time.sleep(0.2)
         assert [pid for pid in children if process_exists(pid)] == []
         output = (tmp_path / "up.log").read_text()
@@ -177,6 +177,15 @@ def banner_printed(tmp_path: Path) -> bool:
 
 def read_flower_credentials(tmp_path: Path) -> tuple[str, str]:
     return "admin", (tmp_path / "var" / "flower-password").read_text().strip()
+
+
+def exit_status(proc: subprocess.Popen[bytes], tmp_path: Path) -> int:
+    """The stopping launcher's exit status; its output if it has not exited in a minute."""
+    try:
+        return proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        output = (tmp_path / "up.log").read_text(errors="replace")
+        raise AssertionError(f"compaction up did not exit:\n{output}") from None
 
 
 def wait_until(
