@@ -42,7 +42,7 @@ from worker.store import jobs
 from worker.store.archive_index import SearchText, search_texts
 from worker.store.errors import JobFencedError, JobNotFoundError
 from worker.store.models import JobRow
-from worker.store.sessions import get_session
+from worker.store.sessions import callback_url
 
 log = logging.getLogger(__name__)
 
@@ -342,7 +342,7 @@ def finished(rt: Runtime, row: JobRow) -> dict[str, Any]:
 
 def notify(rt: Runtime, row: JobRow) -> None:
     try:
-        if get_session(rt.db, session_id=row.session_id).callback_url is None:
+        if callback_url(rt.db, session_id=row.session_id) is None:
             return
         enqueue_callback(row.id, app=rt.celery)
     except RETRYABLE as exc:

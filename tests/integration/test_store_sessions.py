@@ -14,6 +14,7 @@ from worker.store.sessions import (
     active_messages,
     append_messages,
     archived_messages,
+    callback_url,
     effective_tokens,
     get_session,
     put_snapshot,
@@ -41,6 +42,7 @@ def test_first_snapshot_creates_the_session(db: Database) -> None:
     stored = get_session(db, session_id="s1")
     assert stored.model == "gpt-4" and stored.callback_url == "http://gw.local/done"
     assert stored.created_at.tzinfo is not None
+    assert callback_url(db, session_id="s1") == "http://gw.local/done"
     assert [m.message for m in active_messages(db, session_id="s1")] == make_transcript(3)
     assert [m.seq for m in active_messages(db, session_id="s1")] == list(range(1, 8))
 
@@ -63,6 +65,13 @@ def test_a_new_snapshot_archives_the_old_one_and_deletes_nothing(db: Database) -
     assert [m.message for m in archived] == make_transcript(3)
     assert all(m.generation == 0 and m.archived_at is not None for m in archived)
     assert all(m.archived_by_job is None for m in archived)  # replaced by the gateway, not a job
+
+
+def test_callback_url_without_one_and_of_an_unknown_session(db: Database) -> None:
+    put(db, session_id="plain")
+    assert callback_url(db, session_id="plain") is None
+    with pytest.raises(SessionNotFoundError):
+        callback_url(db, session_id="nobody")
 
 
 def test_append_bumps_version_but_not_the_rewrite_counter(db: Database) -> None:

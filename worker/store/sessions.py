@@ -282,6 +282,17 @@ def get_session(db: Database, *, session_id: str) -> SessionRow:
         return row
 
 
+def callback_url(db: Database, *, session_id: str) -> str | None:
+    """The session's callback URL (one column: a job's end asks it, not the whole row)."""
+    with db.read() as s:
+        found = s.execute(
+            select(SessionRow.callback_url).where(SessionRow.id == session_id)
+        ).one_or_none()
+    if found is None:
+        raise SessionNotFoundError(session_id)
+    return found.callback_url
+
+
 def active_messages(
     db: Database, *, session_id: str, upto_seq: int | None = None
 ) -> list[StoredMessage]:
