@@ -290,7 +290,8 @@ def callback_url(db: Database, *, session_id: str) -> str | None:
         ).one_or_none()
     if found is None:
         raise SessionNotFoundError(session_id)
-    return found.callback_url
+    url: str | None = found.callback_url
+    return url
 
 
 def active_messages(
