@@ -19,6 +19,7 @@ from worker.compressor.ledger import (
     complete_summary,
     extract_ledger,
 )
+from worker.compressor.ledger_scan import may_hold_identifiers, texts_with_identifiers
 from worker.compressor.messages import (
     Message,
     ToolCall,
@@ -309,3 +310,18 @@ def test_a_ledger_fitted_again_to_a_larger_budget_keeps_more_and_counts_what_it_
     assert small.left_out > 0
     again = small.refit(50_000)
     assert again == ledger_of(msgs) and again.left_out == 0
+
+
+# Texts of hex runs just under and at seven, "#" before digits and not, non-ASCII (byte offsets
+# differ from character offsets), and identifiers at the very start and end of a text.
+_ID_TEXT = st.lists(
+    st.sampled_from(
+        ["abc123d", "abc12d", "#7", "# 7", "#x", "é", "€", "deadbeef", "-", "\n", " ", "zz"]
+    )
+).map("".join)
+
+
+@given(st.lists(_ID_TEXT, min_size=1, max_size=8))
+def test_texts_with_identifiers_answers_what_asking_each_text_answers(texts: list[str]) -> None:
+    expected = {i for i, text in enumerate(texts) if may_hold_identifiers(text)}
+    assert texts_with_identifiers(texts) == expected

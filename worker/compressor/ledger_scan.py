@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import accumulate
-from typing import AnyStr
 
 # ---------------------------------------------------------------------------------------------
 # URLs and identifiers
@@ -86,9 +86,6 @@ def may_hold_identifiers(text: str) -> bool:
     return _SHORT_SHA_SHAPE in text.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)
 
 
-_HEX_RUN = re.compile(rb"x{7}")
-
-
 def texts_with_identifiers(texts: Sequence[str]) -> set[int]:
     """Indexes of the texts that may hold an identifier (``may_hold_identifiers``), found in
     one look at all of them: a window has thousands of texts and few identifiers."""
@@ -96,23 +93,34 @@ def texts_with_identifiers(texts: Sequence[str]) -> set[int]:
     found: set[int] = set()
     if "#" in joined:
         starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
-        found |= _owners(_HASH_DIGIT, joined, starts)
+        found |= _owners(_first_hash_digit(joined), len(joined), starts)
     shape = joined.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE)
     if _SHORT_SHA_SHAPE in shape:
         byte_starts = list(accumulate((_utf8_len(t) + 1 for t in texts[:-1]), initial=0))
-        found |= _owners(_HEX_RUN, shape, byte_starts)
+        # A substring search, not a pattern: hex letters and digits are most of any text, so
+        # a pattern would start a match attempt at nearly every byte.
+        found |= _owners(partial(shape.find, _SHORT_SHA_SHAPE), len(shape), byte_starts)
     return found
 
 
-def _owners(pattern: re.Pattern[AnyStr], joined: AnyStr, starts: Sequence[int]) -> set[int]:
-    """The texts (by their start in ``joined``) holding a match: after one, the rest of that
-    text is skipped."""
+def _first_hash_digit(text: str) -> Callable[[int], int]:
+    def first(pos: int) -> int:
+        m = _HASH_DIGIT.search(text, pos)
+        return m.start() if m is not None else -1
+
+    return first
+
+
+def _owners(first: Callable[[int], int], length: int, starts: Sequence[int]) -> set[int]:
+    """The texts (by their start in a joined text of ``length``) holding a match; ``first(pos)``:
+    where the first match at or after ``pos`` starts, -1 when none. After a match, the rest of
+    its text is skipped."""
     owners: set[int] = set()
     pos = 0
-    while (m := pattern.search(joined, pos)) is not None:
-        i = bisect_right(starts, m.start()) - 1
+    while (at := first(pos)) >= 0:
+        i = bisect_right(starts, at) - 1
         owners.add(i)
-        pos = starts[i + 1] if i + 1 < len(starts) else len(joined)
+        pos = starts[i + 1] if i + 1 < len(starts) else length
     return owners
 
 
