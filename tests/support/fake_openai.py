@@ -344,6 +344,10 @@ class FakeOpenAI:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog is 5: when 64 clients connect at once, the kernel drops
+    # the connections past it and each retries a second later (TCP's first retransmission),
+    # a delay no real server (uvicorn: 2048, nginx: 511) would add.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], *, fake: FakeOpenAI):
         self.fake = fake
