@@ -4,6 +4,7 @@ how it completes a summary (only what is missing, exactly once)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from hypothesis import given
@@ -18,6 +19,7 @@ from worker.compressor.ledger import (
     Ledger,
     complete_summary,
     extract_ledger,
+    named_at,
 )
 from worker.compressor.ledger_scan import may_hold_identifiers, texts_with_identifiers
 from worker.compressor.messages import (
@@ -325,3 +327,19 @@ _ID_TEXT = st.lists(
 def test_texts_with_identifiers_answers_what_asking_each_text_answers(texts: list[str]) -> None:
     expected = {i for i, text in enumerate(texts) if may_hold_identifiers(text)}
     assert texts_with_identifiers(texts) == expected
+
+
+# The one-pattern reading that named_at answers as: an address first, then a name pair.
+_NAMED_ORACLE = re.compile(r"\S@\S|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+
+
+@given(st.text(alphabet="@ \n\u00a0\u2003.AaBbÁñé-", max_size=60))
+def test_named_at_finds_what_the_one_pattern_finds(text: str) -> None:
+    assert named_at(text) == [m.start() for m in _NAMED_ORACLE.finditer(text)]
+
+
+def test_named_at_on_real_user_messages() -> None:
+    for _, wire in real_transcripts():
+        for msg in parse_messages(list(wire)):
+            if msg.role == "user" and (text := msg.text()):
+                assert named_at(text) == [m.start() for m in _NAMED_ORACLE.finditer(text)]

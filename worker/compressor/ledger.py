@@ -249,8 +249,33 @@ def _named_facts(text: str) -> list[tuple[int, str]]:
     """Sentences of a long message that name an address or a person (digits alone do not
     count there: a pasted log or task is full of them)."""
     head = text[:20_000]
-    offsets = [m.start() for m in _NAMED.finditer(head)]
-    return [hit for at in offsets if (hit := cues.sentence_at(head, at)) is not None]
+    return [hit for at in named_at(head) if (hit := cues.sentence_at(head, at)) is not None]
+
+
+# Two capitalized words in a row (a person, a place, a product): "Ana García", "Río Bravo".
+_NAME_PAIR = re.compile(r"\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+
+
+def named_at(text: str) -> list[int]:
+    """Where ``text`` names an address (a non-space, "@", a non-space) or a name pair, left to
+    right without overlaps, as one pattern with both alternatives (the address first) would
+    find them. The addresses are looked for with ``str.find``: a pattern whose first
+    alternative starts with any non-space character tries a match at nearly every character."""
+    found: list[int] = []
+    pos, end = 0, len(text)
+    while True:
+        pair = _NAME_PAIR.search(text, pos)
+        at = text.find("@", pos + 1)  # its match starts a character before it
+        while at != -1 and (at + 1 == end or text[at - 1].isspace() or text[at + 1].isspace()):
+            at = text.find("@", at + 1)
+        if at == -1 and pair is None:
+            return found
+        if pair is None or (at != -1 and at - 1 <= pair.start()):
+            found.append(at - 1)
+            pos = at + 2
+        else:
+            found.append(pair.start())
+            pos = pair.end()
 
 
 def _said(sentence: str, order: int, rank: int) -> Entry:
@@ -277,9 +302,6 @@ _USER_RANKS = (
     _RANK["user_reply"],
     _RANK["user_reply"],
 )
-
-
-_NAMED = re.compile(r"\S@\S|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
 
 
 def _exact_strings(texts: Sequence[tuple[int, str]], *, ids: bool) -> list[Entry]:
