@@ -52,6 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return int(module.run(args))
+    except KeyboardInterrupt:  # Ctrl-C: a line, not a traceback; 130 as a shell reports SIGINT
+        print(f"\ncompaction {chosen}: interrupted", file=sys.stderr)
+        return 130
     except ValidationError as exc:
         if exc.title != "Settings":
             raise

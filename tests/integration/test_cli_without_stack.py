@@ -4,8 +4,10 @@ created; a dry run that needs only the database. Each runs as a real `compaction
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -92,3 +94,34 @@ def test_sweep_without_a_broker_queues_nothing_and_says_why(
     assert done.stderr.startswith("compaction sweep: COMPACTION_REDIS_URL is not set")
     dry = compaction("sweep", "--dry-run", cwd=tmp_path, COMPACTION_DATABASE_URL=database_url)
     assert idle_session in dry.stdout  # still eligible: no job was created
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130(tmp_path: Path) -> None:
+    # The transcript is a FIFO nobody writes to: `compress` blocks reading it. A writer's
+    # non-blocking open succeeds only once a reader holds it, so the signal lands in the read.
+    fifo = tmp_path / "transcript.json"
+    os.mkfifo(fifo)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("COMPACTION_", "FLOWER_"))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "compress", str(fifo)], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=base | {"PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    writer = None
+    try:
+        while writer is None and proc.poll() is None:
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: the command has not opened it yet
+                time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip() == "compaction compress: interrupted"
+    assert out == ""
