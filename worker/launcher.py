@@ -363,12 +363,9 @@ class Launcher:
         stack_file(self.settings).unlink(missing_ok=True)
         for child in self._children:
             child.signal_group(signal.SIGTERM)
-        deadline = time.monotonic() + self.stop_grace_s
+        forced = self._wait_for_children()
         for child in self._children:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-        for child in self._children:
-            if child.alive:
+            if child.alive and not forced:
                 self.say(f"{child.name} did not stop in {self.stop_grace_s:.0f}s; killing it")
             child.signal_group(signal.SIGKILL)  # also any straggler left in its group
             child.process.wait()
@@ -380,6 +377,28 @@ class Launcher:
         if self._redis is not None:
             self._redis.stop()  # last: a stopping worker hands its reserved jobs back to it
             self._redis = None
+
+    def _wait_for_children(self) -> bool:
+        """Until every child has exited, ``stop_grace_s`` has passed, or a signal arrives
+        (Ctrl-C again): True for the last. A worker's warm shutdown waits for its running jobs,
+        so after a second the wait says what it waits for."""
+        seen = self.stopping.signals
+        started = time.monotonic()
+        told = False
+        while pending := [c.name for c in self._children if c.alive]:
+            waited = time.monotonic() - started
+            if waited >= self.stop_grace_s:
+                return False
+            if waited >= 1.0 and not told:
+                self.say(
+                    f"waiting up to {self.stop_grace_s:.0f}s for {', '.join(pending)} "
+                    "(a worker finishes its running jobs); Ctrl-C again stops now"
+                )
+                told = True
+            if self.stopping.wait_beyond(seen, min(0.1, self.stop_grace_s - waited)):
+                self.say("stopping now")
+                return True
+        return False
 
 
 class StopFlag:
@@ -393,22 +412,33 @@ class StopFlag:
 
     def __init__(self) -> None:
         self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
         os.set_blocking(self._write, False)
-        self._set = False
+        self.signals = 0  # how many times it was set
 
     def set(self) -> None:
-        self._set = True
+        self.signals += 1
         with contextlib.suppress(BlockingIOError):  # the pipe is full: it already wakes us
             os.write(self._write, b"\0")
 
     def is_set(self) -> bool:
-        return self._set
+        return self.signals > 0
 
     def wait(self, timeout_s: float) -> bool:
         """True once set; else after ``timeout_s``, False. A signal during the wait wakes it."""
-        if not self._set:
-            select.select([self._read], [], [], timeout_s)
-        return self._set
+        return self.wait_beyond(0, timeout_s)
+
+    def wait_beyond(self, seen: int, timeout_s: float) -> bool:
+        """True once it was set more than ``seen`` times; else after ``timeout_s``, False."""
+        deadline = time.monotonic() + timeout_s
+        while self.signals <= seen:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            if select.select([self._read], [], [], left)[0]:
+                with contextlib.suppress(BlockingIOError):
+                    os.read(self._read, 4096)  # the bytes of the signals counted already
+        return self.signals > seen  # read last: a signal that came as time ran out counts
 
     def close(self) -> None:
         os.close(self._read)

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.stack import REPO, descendants, process_exists
 from worker.redis_server import free_port
 
@@ -116,6 +117,52 @@ def test_up_serves_the_demo_then_sigint_stops_every_child(tmp_path: Path) -> Non
             os.killpg(up.pid, signal.SIGKILL)
             up.wait()
         log.close()
+
+
+def test_a_second_signal_stops_a_worker_that_waits_for_its_running_job(tmp_path: Path) -> None:
+    # The worker's warm shutdown waits for a job whose summary the LLM takes minutes to write;
+    # the first Ctrl-C says so, the second stops everything without the 20-s grace.
+    with FakeOpenAI(default=Reply.ok("Summary: slow.").after(600)) as llm:
+        env = bare_env(
+            tmp_path,
+            COMPACTION_API_PORT=str(free_port()),
+            COMPACTION_FLOWER_PORT=str(free_port()),
+            COMPACTION_LLM_BASE_URL=llm.base_url,
+            COMPACTION_SUMMARY_MODEL="slow-summary",
+            COMPACTION_LLM_STREAM="false",
+        )
+        with (tmp_path / "up.log").open("wb") as log:
+            up = subprocess.Popen(
+                compaction("up"), cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        demo = None
+        try:
+            wait_until(lambda: banner_printed(tmp_path), up, tmp_path, timeout_s=120)
+            demo = subprocess.Popen(
+                compaction("demo", "--timeout=900"), cwd=tmp_path, env=env,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            wait_until(lambda: bool(llm.requests), up, tmp_path, timeout_s=60)  # the job waits
+            up.send_signal(signal.SIGINT)
+            wait_until(lambda: b"Ctrl-C again stops now" in read_log(tmp_path), up, tmp_path,
+                       timeout_s=30)  # fmt: skip
+            up.send_signal(signal.SIGINT)
+            assert exit_status(up, tmp_path) == 0
+            output = read_log(tmp_path).decode(errors="replace")
+            assert "waiting up to 20s for worker" in output
+            assert "stopping now" in output and "did not stop in" not in output
+        finally:
+            if demo is not None:
+                demo.kill()
+                demo.wait()
+            if up.poll() is None:
+                os.killpg(up.pid, signal.SIGKILL)
+                up.wait()
+
+
+def read_log(tmp_path: Path) -> bytes:
+    return (tmp_path / "up.log").read_bytes()
 
 
 def start_up(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
