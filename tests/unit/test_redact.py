@@ -25,6 +25,7 @@ from worker.compressor.redact import (
     redact_message,
     redact_text,
 )
+from worker.compressor.secret_patterns import SECRET_WORDS
 
 # Fake credentials in the vendors' shapes; none of them was ever valid.
 OPENAI = "sk-proj-Q9x7LmN2pR4tV6wY8zA1bC3dE5fG7hJ9"
@@ -1591,3 +1592,28 @@ def test_adversarial_text_is_redacted_in_linear_time(make: Callable[[], str]) ->
     redact_text(text)
     # ~0.3-1 MB each: quadratic behaviour would take minutes; linear takes well under a second.
     assert time.perf_counter() - started < 5.0
+
+
+# Fragments of names, secret and not, joined as keys, flags and variables are spelled.
+_NAME_PARTS = st.sampled_from(
+    ["api", "KEY", "key", "Keys", "token", "Token", "SECRET", "secrets", "pass", "Password",
+     "PASSWD", "pwd", "phrase", "Credential", "private", "client", "auth", "max", "id", "x"]
+)  # fmt: skip
+
+
+@given(st.lists(_NAME_PARTS, min_size=1, max_size=4), st.sampled_from(["", "-", "_"]))
+def test_every_secret_name_holds_a_word_the_flag_pass_is_screened_by(
+    parts: list[str], joiner: str
+) -> None:
+    # The CLI-flag pass runs only on texts holding one of these words (secret_patterns.PASSES):
+    # a secret name without one would go unredacted after "--".
+    name = joiner.join(parts)
+    if is_secret_name(name):
+        assert any(word in name.lower() for word in SECRET_WORDS), name
+
+
+def test_a_secret_flag_is_still_redacted_and_an_ordinary_one_left() -> None:
+    assert (
+        redact_text("deploy --api-key=Zx8Cv7Bn6Mq5Wr4Et3Yu2").text == f"deploy --api-key={MARKER}"
+    )
+    assert redact_text("git log --max-count=3 -- src/").count == 0

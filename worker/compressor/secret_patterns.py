@@ -386,6 +386,11 @@ _CLI_FLAG = re.compile(
     _after_boundary("--") + r"(?P<name>[A-Za-z0-9][A-Za-z0-9-]{0,40})(?P<sep>=|[ \t]+)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\,;-][^\s\"'\\,;]*)"
 )
+# A flag's name replaced above is a secret name, and every secret name (``is_secret_name``)
+# holds one of the assignment pass's words (key, token, secret, passw, pwd, credential,
+# passphrase): the pass is screened by those words, then by "--" (in most texts with "--",
+# diffs, git's and every CLI's options, no flag names a secret).
+_DOUBLE_DASH = re.compile("--")
 # curl's -u user:password (date -u, sort -u and friends take no credentials).
 _CURL_USER = re.compile(
     r"curl\b[^\n|;&]{0,300}?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<pw>[^\s\"'\\]+)"
@@ -414,8 +419,8 @@ def _curl_user_replace(m: re.Match[str]) -> str:
 # NAME=value, "name": "value", name: value, 'name' => 'value' (env files, JSON, YAML, code).
 # Found from the secret word outwards: scanning every position for a name would be slow.
 
-_WORDS = ("key", "token", "secret", "passw", "pwd", "credential", "passphrase")
-_SECRET_WORD = re.compile("|".join(_WORDS), re.IGNORECASE)
+SECRET_WORDS = ("key", "token", "secret", "passw", "pwd", "credential", "passphrase")
+_SECRET_WORD = re.compile("|".join(SECRET_WORDS), re.IGNORECASE)
 _NAME_CHARS = frozenset(_TOKEN_CHARS | set(".-"))
 _NAME_RUN = re.compile(r"[A-Za-z0-9_.-]*")
 _ASSIGNMENT = re.compile(
@@ -435,7 +440,7 @@ def _secret_word_positions(text: str) -> list[int]:
     if len(lowered) != len(text):  # a few characters lower-case to two: positions would shift
         return [m.start() for m in _SECRET_WORD.finditer(text)]
     positions: set[int] = set()
-    for word in _WORDS:
+    for word in SECRET_WORDS:
         i = lowered.find(word)
         while i >= 0:
             positions.add(i)
@@ -559,6 +564,6 @@ PASSES: tuple[Pass, ...] = (
     _regex_pass(_QUERY_PARAM, _param_replace, "?", "&", gate=_HAS_PAIR),
     _regex_pass(_FORM_HEAD, _form_head_replace, "&", gate=_FORM_GATE),
     _regex_pass(_CURL_USER, _curl_user_replace, "curl"),
-    _regex_pass(_CLI_FLAG, _flag_replace, "--"),
-    Pass(_WORDS, _redact_assignments),
+    _regex_pass(_CLI_FLAG, _flag_replace, *SECRET_WORDS, gate=_DOUBLE_DASH),
+    Pass(SECRET_WORDS, _redact_assignments),
 )
