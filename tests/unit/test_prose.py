@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from worker.compressor.cues import sentence_start
 from worker.compressor.messages import ToolCall, assistant, user
 from worker.compressor.prose import (
     decision_tier,
@@ -499,3 +502,17 @@ def test_a_blocker_word_in_a_quoted_message_is_not_the_speaker_blocked() -> None
         ]
     )
     assert [b.text for b in prose.blockers] == ["我无法复现这个问题\uff0c需要更多信息。"]
+
+
+def _start_by_every_mark(text: str, offset: int) -> int:
+    """Where a sentence starts, asked of every mark that may end the one before it."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    marks = (". ", "! ", "? ", ".\t", "\u3002", "\uff01", "\uff1f", "\uff1b")
+    found = [at + len(m) for m in marks if (at := text.rfind(m, line_start, offset)) >= 0]
+    return max([line_start, *found])
+
+
+@given(st.text(alphabet="ab .!?\t\n\u3002\uff01\uff1f\uff1b", max_size=40), st.data())
+def test_sentence_start_is_the_last_mark_before_the_offset(text: str, data: st.DataObject) -> None:
+    offset = data.draw(st.integers(min_value=0, max_value=len(text)))
+    assert sentence_start(text, offset) == _start_by_every_mark(text, offset)

@@ -29,7 +29,8 @@ def sentences(text: str) -> Iterator[tuple[int, str]]:
     yield from _one(text, pos, len(text))
 
 
-_ENDS_BEFORE = (". ", "! ", "? ", ".\t", "\u3002", "\uff01", "\uff1f", "\uff1b")
+_ASCII_ENDS_BEFORE = (". ", "! ", "? ", ".\t")
+_ENDS_BEFORE = (*_ASCII_ENDS_BEFORE, "\u3002", "\uff01", "\uff1f", "\uff1b")
 
 
 def sentence_start(text: str, offset: int) -> int:
@@ -37,7 +38,8 @@ def sentence_start(text: str, offset: int) -> int:
     after the mark that ended the sentence before it (". ", not the "." of "3.5")."""
     line_start = text.rfind("\n", 0, offset) + 1
     start = line_start
-    for mark in _ENDS_BEFORE:
+    # An ASCII text holds no CJK mark: looking for one would read back to the line's start.
+    for mark in _ASCII_ENDS_BEFORE if text.isascii() else _ENDS_BEFORE:
         at = text.rfind(mark, line_start, offset)
         if at >= 0:
             start = max(start, at + len(mark))
