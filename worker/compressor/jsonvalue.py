@@ -35,20 +35,19 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def loads(text: str) -> Any:
     """What ``json.loads(text)`` returns (lone surrogates as U+FFFD), or raises; ``ValueError``
     past ``MAX_DEPTH`` levels."""
-    raw_checked = True  # msgspec reads the text as UTF-8, which a raw lone surrogate is not
     try:
         try:
             value = _decode(text)
+            raw = False  # msgspec reads the text as UTF-8, which a raw lone surrogate is not
         except (msgspec.DecodeError, UnicodeEncodeError):  # the latter: a raw lone surrogate
             value = json.loads(text)
-            raw_checked = False
+            raw = not text.isascii() and LONE_SURROGATE.search(text) is not None
     except RecursionError:
         raise ValueError(_TOO_DEEP) from None
     # Each level takes two characters: a shorter text cannot nest past the limit.
     if len(text) > 2 * MAX_DEPTH and type(value) in _CONTAINERS and deeper_than(value, MAX_DEPTH):
         raise ValueError(_TOO_DEEP)
     # A decoded string can hold a lone surrogate only where the text has an escape or one raw.
-    raw = not raw_checked and not text.isascii() and LONE_SURROGATE.search(text) is not None
     if raw or "\\u" in text:
         return without_lone_surrogates(value)
     return value
