@@ -91,9 +91,13 @@ def demo(client: CompactionClient, session_id: str, *, timeout_s: float) -> int:
         job_id = client.compact(session_id, force=True).job_id
         print("queued a manual compaction instead")
     print(f"following job {job_id}")
-    job = follow(client, job_id, timeout_s=timeout_s)
+    try:
+        job = follow(client, job_id, timeout_s=timeout_s)
+    except KeyboardInterrupt:
+        print(f"stopped following job {job_id}; {runs_on(client, job_id)}")
+        raise
     if job is None:
-        print(f"job {job_id} did not finish in {timeout_s:.0f}s")
+        print(f"job {job_id} did not finish in {timeout_s:.0f}s; {runs_on(client, job_id)}")
         return 1
     show(client, session_id, job)
     return 0 if job.status == "succeeded" else 1
@@ -111,6 +115,11 @@ def follow(client: CompactionClient, job_id: str, *, timeout_s: float) -> Job | 
             return job
         time.sleep(0.5)
     return None
+
+
+def runs_on(client: CompactionClient, job_id: str) -> str:
+    """What becomes of a job this command stops following: the stack still runs it."""
+    return f"it carries on in the stack: GET {client.base_url}/v1/jobs/{job_id}"
 
 
 def show(client: CompactionClient, session_id: str, job: Job) -> None:

@@ -19,8 +19,10 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 
 from tests.support.stack import REPO
+from worker import keys
 from worker.redis_server import free_port
 
 pytestmark = pytest.mark.integration
@@ -84,7 +86,7 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     process = start_up(
         cwd, "up",
         COMPACTION_API_PORT=str(api_port), COMPACTION_FLOWER_PORT=str(free_port()),
-        COMPACTION_REAPER_INTERVAL_S="3600",
+        COMPACTION_REAPER_INTERVAL_S="3600", COMPACTION_LOCK_BUSY_RETRY_S="1",
     )  # fmt: skip
     stack = Up(process, cwd, f"http://127.0.0.1:{api_port}")
     try:
@@ -146,6 +148,39 @@ def test_demo_finds_the_stack_on_its_own_port(up: Up) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "-> enqueued" in done.stdout and "  succeeded" in done.stdout
     assert f"GET {up.api}/v1/sessions/" in done.stdout
+
+
+def test_demo_stopped_by_ctrl_c_says_where_its_job_carries_on(up: Up) -> None:
+    # The session is locked, as by another job: the demo's job waits queued while it is followed.
+    session_id = "demo-held"
+    stack = json.loads((up.cwd / "var" / "stack.json").read_text())
+    client = redis.Redis.from_url(stack["redis_url"])
+    client.set(keys.session_lock(session_id), "another-job", px=300_000)
+    proc = subprocess.Popen(
+        compaction("demo", f"--session-id={session_id}"), cwd=up.cwd, env=bare_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        seen = [proc.stdout.readline() for _ in range(3)]  # posted, following, its first status
+        assert seen[2] == "  queued\n", seen
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip() == "compaction demo: interrupted"
+    job_id = seen[1].split()[-1]
+    assert out == (
+        f"stopped following job {job_id}; it carries on in the stack: "
+        f"GET {up.api}/v1/jobs/{job_id}\n"
+    )
+    client.delete(keys.session_lock(session_id))  # the other job is done: this one runs
+    job = wait_job(up, job_id, timeout_s=60)
+    assert job["status"] == "succeeded", job
+    client.close()
 
 
 def test_stats_and_a_dry_run_read_the_stacks_database(up: Up) -> None:
