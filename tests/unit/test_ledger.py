@@ -15,6 +15,7 @@ from tests.strategies import Transcript, transcripts
 from worker.compressor.config import CompressConfig
 from worker.compressor.ledger import (
     HEADING,
+    NAME_PAIR,
     Entry,
     Ledger,
     complete_summary,
@@ -330,12 +331,32 @@ def test_texts_with_identifiers_answers_what_asking_each_text_answers(texts: lis
 
 
 # The one-pattern reading that named_at answers as: an address first, then a name pair.
-_NAMED_ORACLE = re.compile(r"\S@\S|\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+_NAMED_ORACLE = re.compile(r"\S@\S|" + NAME_PAIR.pattern)
 
 
 @given(st.text(alphabet="@ \n\u00a0\u2003.AaBbÁñé-", max_size=60))
 def test_named_at_finds_what_the_one_pattern_finds(text: str) -> None:
     assert named_at(text) == [m.start() for m in _NAMED_ORACLE.finditer(text)]
+
+
+_WORDS = ["Die", "Bitte", "Herr", "Müller", "Ana", "ana", "Ü", "a@b", "@", " ", "\n", "."]
+
+
+@given(st.lists(st.sampled_from(_WORDS), max_size=12).map("".join))
+def test_named_at_finds_what_the_one_pattern_finds_around_articles(text: str) -> None:
+    assert named_at(text) == [m.start() for m in _NAMED_ORACLE.finditer(text)]
+
+
+def test_names_are_found_in_every_latin_script_language_and_german_articles_are_not_names() -> None:
+    text = (
+        "Die Datenbank läuft auf dem alten Server. Bitte Tests zuerst schreiben. "
+        "Herr Müller prüft die Schnittstelle. François Dupont valide vendredi. "
+        "Ștefan Popescu aprobă. Łukasz Nowak zatwierdza. Ana García decide."
+    )
+    found = [" ".join(text[at:].split()[:2]) for at in named_at(text)]
+    assert found == [
+        "Herr Müller", "François Dupont", "Ștefan Popescu", "Łukasz Nowak", "Ana García"
+    ]  # fmt: skip
 
 
 def test_named_at_on_real_user_messages() -> None:

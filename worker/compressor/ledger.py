@@ -252,8 +252,30 @@ def _named_facts(text: str) -> list[tuple[int, str]]:
     return [hit for at in named_at(head) if (hit := cues.sentence_at(head, at)) is not None]
 
 
-# Two capitalized words in a row (a person, a place, a product): "Ana García", "Río Bravo".
-_NAME_PAIR = re.compile(r"\b[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
+def _letters(case: str) -> str:
+    """The Latin letters of one case (ASCII, Latin-1 and Latin Extended-A and -B), as the
+    inside of a character class: "Müller", "François", "Łukasz", "Ștefan" are words too."""
+    extended = (chr(c) for c in range(0xC0, 0x250))
+    return ("A-Z" if case == "upper" else "a-z") + "".join(
+        c for c in extended if (c.isupper() if case == "upper" else c.islower())
+    )
+
+
+# German writes every noun with a capital, so its article and the noun at a sentence's start
+# ("Die Datenbank", "Bitte Tests") read as a pair of names: a pair never starts with one of
+# these words. (French, Spanish or Italian nouns take no capital: their "La Paz" is a name.)
+_NOT_FIRST_NAMES = (
+    "Der Die Das Den Dem Des Ein Eine Einen Einem Einer Eines Kein Keine Keinen Keinem Keiner "
+    "Dieser Diese Dieses Diesen Diesem Jeder Jede Jedes Jeden Jedem Alle Viele Welche Welcher "
+    "Welches Mein Meine Meinen Meinem Unser Unsere Unseren Unserem Ihr Ihre Ihren Ihrem Sein "
+    "Seine Seinen Seinem Bitte"
+)
+_UPPER, _LOWER = _letters("upper"), _letters("lower")
+# Two capitalized words in a row (a person, a place, a product): "Ana García", "Herr Müller".
+NAME_PAIR = re.compile(
+    rf"\b(?=[{_UPPER}])(?!(?:{'|'.join(_NOT_FIRST_NAMES.split())})\s)"
+    rf"[{_UPPER}][{_LOWER}]+\s[{_UPPER}][{_LOWER}]+"
+)
 
 
 def named_at(text: str) -> list[int]:
@@ -264,7 +286,7 @@ def named_at(text: str) -> list[int]:
     found: list[int] = []
     pos, end = 0, len(text)
     while True:
-        pair = _NAME_PAIR.search(text, pos)
+        pair = NAME_PAIR.search(text, pos)
         at = text.find("@", pos + 1)  # its match starts a character before it
         while at != -1 and (at + 1 == end or text[at - 1].isspace() or text[at + 1].isspace()):
             at = text.find("@", at + 1)
