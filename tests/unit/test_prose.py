@@ -189,10 +189,25 @@ def test_what_the_user_wrote_is_ranked_by_what_lasts(
         ("Mein Sohn liebt Dinosaurier.", 2),  # capitalised for the sentence and the noun
         ("Die Übergabe macht Dmitri Esposito.", 0),  # a name
         ("Dmitri Esposito macht die Übergabe.", 0),  # a name that opens the sentence
+        ("Herr Müller prüft die Schnittstelle.", 0),  # a name with an umlaut
+        ("Die Übergabe dauert länger als geplant.", 2),  # "Die" and a noun, not a name
     ],
 )
 def test_german_negation_and_capitals_are_not_read_as_rules_or_names(text: str, tier: int) -> None:
     assert user_tier(text) == tier
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "François Dupont valide vendredi.",
+        "Łukasz Nowak zatwierdza zmiany.",
+        "Ștefan Popescu aprobă modificarea.",
+        "O relatório vai para João Gonçalves.",
+    ],
+)
+def test_a_name_in_any_latin_script_language_is_a_fact(text: str) -> None:
+    assert user_tier(text) == 0
 
 
 def test_a_statement_the_assistant_only_took_note_of_is_marked() -> None:

@@ -21,7 +21,15 @@ from worker.compressor import cues
 from worker.compressor import ledger_scan as scan
 from worker.compressor.cuts import quote, size
 from worker.compressor.paths import text_paths
-from worker.compressor.prose import Prose, Said, decision_tier, distinct, user_tier
+from worker.compressor.prose import (
+    NAME_PAIR,
+    Prose,
+    Said,
+    decision_tier,
+    distinct,
+    names_someone,
+    user_tier,
+)
 from worker.compressor.tooluse import Reading, Shown, ToolUse, fixed_later, later_successes
 from worker.compressor.turns import Turn
 
@@ -252,37 +260,12 @@ def _named_facts(text: str) -> list[tuple[int, str]]:
     return [hit for at in named_at(head) if (hit := cues.sentence_at(head, at)) is not None]
 
 
-def _letters(case: str) -> str:
-    """The Latin letters of one case (ASCII, Latin-1 and Latin Extended-A and -B), as the
-    inside of a character class: "Müller", "François", "Łukasz", "Ștefan" are words too."""
-    extended = (chr(c) for c in range(0xC0, 0x250))
-    return ("A-Z" if case == "upper" else "a-z") + "".join(
-        c for c in extended if (c.isupper() if case == "upper" else c.islower())
-    )
-
-
-# German writes every noun with a capital, so its article and the noun at a sentence's start
-# ("Die Datenbank", "Bitte Tests") read as a pair of names: a pair never starts with one of
-# these words. (French, Spanish or Italian nouns take no capital: their "La Paz" is a name.)
-_NOT_FIRST_NAMES = (
-    "Der Die Das Den Dem Des Ein Eine Einen Einem Einer Eines Kein Keine Keinen Keinem Keiner "
-    "Dieser Diese Dieses Diesen Diesem Jeder Jede Jedes Jeden Jedem Alle Viele Welche Welcher "
-    "Welches Mein Meine Meinen Meinem Unser Unsere Unseren Unserem Ihr Ihre Ihren Ihrem Sein "
-    "Seine Seinen Seinem Bitte"
-)
-_UPPER, _LOWER = _letters("upper"), _letters("lower")
-# Two capitalized words in a row (a person, a place, a product): "Ana García", "Herr Müller".
-NAME_PAIR = re.compile(
-    rf"\b(?=[{_UPPER}])(?!(?:{'|'.join(_NOT_FIRST_NAMES.split())})\s)"
-    rf"[{_UPPER}][{_LOWER}]+\s[{_UPPER}][{_LOWER}]+"
-)
-
-
 def named_at(text: str) -> list[int]:
-    """Where ``text`` names an address (a non-space, "@", a non-space) or a name pair, left to
-    right without overlaps, as one pattern with both alternatives (the address first) would
-    find them. The addresses are looked for with ``str.find``: a pattern whose first
-    alternative starts with any non-space character tries a match at nearly every character."""
+    """Where ``text`` names an address (a non-space, "@", a non-space) or someone
+    (``prose.NAME_PAIR``, less what ``prose.names_someone`` turns down), left to right without
+    overlaps, as one pattern with both alternatives (the address first) would find them. The
+    addresses are looked for with ``str.find``: a pattern whose first alternative starts with
+    any non-space character tries a match at nearly every character."""
     found: list[int] = []
     pos, end = 0, len(text)
     while True:
@@ -296,7 +279,8 @@ def named_at(text: str) -> list[int]:
             found.append(at - 1)
             pos = at + 2
         else:
-            found.append(pair.start())
+            if names_someone(text, pair):
+                found.append(pair.start())
             pos = pair.end()
 
 

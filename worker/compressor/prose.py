@@ -271,25 +271,45 @@ def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said
 _SLOT = re.compile(r"\d+|[A-ZÀ-ÖØ-Þ](?<=[\w,] .)[\w-]*(?: [A-ZÀ-ÖØ-Þ][\w-]*)*")
 
 
-# Digits, an e-mail, two capitalised words in a row (a name): a fact worth keeping.
-_FACT = re.compile(r"\d|@|\b([A-ZÁÉÍÓÚÑ][a-záéíóúñ]+)\s[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
-# Except a sentence that opens with a determiner and a noun, both capitalised (German
-# capitalises every noun: "Mein Sohn versteht das nicht" names no one).
+def _letters(upper: bool) -> str:
+    """The Latin letters of one case (ASCII, Latin-1, Latin Extended-A and -B) as the inside
+    of a character class: "Müller", "François", "Łukasz", "Ștefan" are words too."""
+    extended = "".join(chr(c) for c in range(0xC0, 0x250))
+    return (
+        "A-Z" + "".join(filter(str.isupper, extended))
+        if upper
+        else "a-z" + "".join(filter(str.islower, extended))
+    )
+
+
+_UPPER, _LOWER = _letters(upper=True), _letters(upper=False)
+# Two capitalised words in a row, in any language written in Latin letters: a person, a place,
+# a product ("Ana García", "Herr Müller"). Group 1: the first word.
+NAME_PAIR = re.compile(rf"\b([{_UPPER}][{_LOWER}]+)\s[{_UPPER}][{_LOWER}]+")
+# Digits, an e-mail, a name: a fact worth keeping.
+_FACT = re.compile(rf"\d|@|{NAME_PAIR.pattern}")
+# A sentence that opens with one of these and a noun, both capitalised, names no one (German
+# capitalises every noun: "Mein Sohn versteht das nicht", "Die Datenbank läuft", "Bitte
+# Tests zuerst"): determiners, and the "please" a request opens with.
 _DETERMINER_WORDS = (
     "the my our your his her their this that "
     "der die das den dem des ein eine einen einem einer mein meine meinen meinem meiner "
     "dein deine sein seine ihr ihre unser unsere kein keine dieser diese dieses jeder jede "
-    "el la los las mi mis su sus este esta o a os as meu minha le les mon ma mes il lo"
+    "el la los las mi mis su sus este esta o a os as meu minha le les mon ma mes il lo "
+    "please bitte"
 )
 _DETERMINERS = frozenset(_DETERMINER_WORDS.split())
 
 
+def names_someone(text: str, pair: re.Match[str]) -> bool:
+    """Whether a ``NAME_PAIR`` match in ``text`` (or a match of a pattern that holds it, with
+    its first word as group 1) names someone or something, not a determiner and its noun."""
+    return not (_opens_sentence(text, pair.start()) and pair[1].lower() in _DETERMINERS)
+
+
 def states_fact(sentence: str) -> bool:
     """``sentence`` names a number, an address or a person: a fact worth keeping."""
-    return any(
-        m[1] is None or not (_opens_sentence(sentence, m.start()) and m[1].lower() in _DETERMINERS)
-        for m in _FACT.finditer(sentence)
-    )
+    return any(m[1] is None or names_someone(sentence, m) for m in _FACT.finditer(sentence))
 
 
 def _opens_sentence(text: str, at: int) -> bool:
