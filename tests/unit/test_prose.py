@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from worker.compressor.cues import sentence_start
 from worker.compressor.messages import ToolCall, assistant, user
 from worker.compressor.prose import (
+    Said,
     decision_tier,
     distinct,
     is_question,
@@ -265,6 +266,14 @@ def test_the_same_advice_with_other_names_is_one_stock_phrase() -> None:
     }
     assert found == {replies[1]: (1, 1), replies[3]: (3, 3)}
     assert len(distinct(decisions)) == 4  # word for word, they differ
+
+
+def test_a_name_in_any_latin_script_is_a_slot_of_a_stock_phrase() -> None:
+    said = [
+        Said(1, "A day in Łódź: walk the old town."),
+        Said(3, "A day in Lyon: walk the old town."),
+    ]
+    assert distinct(said, template=True) == [(said[1], 2)]
 
 
 @pytest.mark.parametrize(

@@ -252,6 +252,20 @@ def quoted(text: str, offset: int) -> bool:
     return any(before.count(a) > before.count(b) for a, b in _PAIRED_QUOTES)
 
 
+def _letters(upper: bool) -> str:
+    """The Latin letters of one case (ASCII, Latin-1, Latin Extended-A and -B) as the inside
+    of a character class: "Müller", "François", "Łukasz", "Ștefan" are words too."""
+    extended = "".join(chr(c) for c in range(0xC0, 0x250))
+    return (
+        "A-Z" + "".join(filter(str.isupper, extended))
+        if upper
+        else "a-z" + "".join(filter(str.islower, extended))
+    )
+
+
+_UPPER, _LOWER = _letters(upper=True), _letters(upper=False)
+
+
 def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said, int]]:
     """Each distinct message once (white space aside), at its latest place, in order, with how
     often it was said. ``template``: sentences alike but for their names and numbers ("A day
@@ -268,21 +282,9 @@ def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said
 
 
 # What a template fills in: a number, or capitalised words inside a sentence (a name).
-_SLOT = re.compile(r"\d+|[A-ZÀ-ÖØ-Þ](?<=[\w,] .)[\w-]*(?: [A-ZÀ-ÖØ-Þ][\w-]*)*")
+_SLOT = re.compile(rf"\d+|[{_UPPER}](?<=[\w,] .)[\w-]*(?: [{_UPPER}][\w-]*)*")
 
 
-def _letters(upper: bool) -> str:
-    """The Latin letters of one case (ASCII, Latin-1, Latin Extended-A and -B) as the inside
-    of a character class: "Müller", "François", "Łukasz", "Ștefan" are words too."""
-    extended = "".join(chr(c) for c in range(0xC0, 0x250))
-    return (
-        "A-Z" + "".join(filter(str.isupper, extended))
-        if upper
-        else "a-z" + "".join(filter(str.islower, extended))
-    )
-
-
-_UPPER, _LOWER = _letters(upper=True), _letters(upper=False)
 # Two capitalised words in a row, in any language written in Latin letters: a person, a place,
 # a product ("Ana García", "Herr Müller"). Group 1: the first word.
 NAME_PAIR = re.compile(rf"\b([{_UPPER}][{_LOWER}]+)\s[{_UPPER}][{_LOWER}]+")
