@@ -268,6 +268,28 @@ def test_the_same_advice_with_other_names_is_one_stock_phrase() -> None:
     assert len(distinct(decisions)) == 4  # word for word, they differ
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The deadline is Friday.",
+        "La fecha límite es el viernes.",
+        "El plazo vence el lunes.",
+        "O prazo é sexta-feira.",
+        "La date limite est vendredi.",
+        "L'échéance est lundi.",
+        "Die Frist ist Freitag.",
+        "La scadenza è venerdì.",
+        "Срок — пятница.",
+        "締め切りは金曜日です。",
+        "截止日期是周五。",
+        "Nutze niemals moment.js.",
+        "常に日本語で答えてください。",
+    ],
+)
+def test_a_deadline_or_an_always_or_never_is_a_rule_in_every_language_listed(text: str) -> None:
+    assert user_tier(text) == 0
+
+
 def test_a_name_in_any_latin_script_is_a_slot_of_a_stock_phrase() -> None:
     said = [
         Said(1, "A day in Łódź: walk the old town."),
