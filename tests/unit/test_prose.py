@@ -539,6 +539,30 @@ def test_a_word_between_quote_marks_or_in_a_code_block_is_quoted(
     assert quoted(text, text.index(word)) is inside
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I am stuck on the failing migration, waiting for the DB admin.",
+        "Estoy atascado con la migración, esperando al administrador.",
+        "Não consigo rodar os testes sem o banco de dados.",
+        "Estou aguardando o acesso ao servidor de produção.",
+        "Je suis bloqué par la migration qui échoue toujours.",
+        "Je ne peux pas lancer les tests sans la base.",
+        "En attente de la clé d'API du client pour continuer.",
+        "Ich warte auf die Freigabe vom Admin, vorher geht es nicht weiter.",
+        "Non riesco a eseguire i test senza il database.",
+        "Sono in attesa delle credenziali del cliente.",
+        "Я жду доступа к серверу, без него не продолжить.",
+        "Застрял на миграции, она всё ещё падает.",
+        "我在等待数据库管理员开通权限。",
+        "データベースの権限待ちで先に進めません。",
+    ],
+)
+def test_a_blocker_is_read_in_every_language_the_cues_list(text: str) -> None:
+    prose = read_prose([user("go"), assistant(text, [bash("c1", "ls")])])
+    assert [b.text for b in prose.blockers] == [text]
+
+
 def test_a_blocker_word_in_a_quoted_message_is_not_the_speaker_blocked() -> None:
     prose = read_prose(
         [

@@ -276,9 +276,16 @@ HEDGE = Cue(
 BLOCKER = Cue(
     "blocked blocker i_can't i_cannot we_can't we_cannot unable_to waiting_for stuck "
     "still_failing still_fails",
-    "bloqueado bloqueada no_puedo no_podemos sigue_fallando esperando_a impossible_de "
-    "blockiert ich_kann_nicht bloccato non_posso заблокирован не_могу",
-    "阻塞 卡住 无法 ブロック できない",
+    "bloqueado bloqueada no_puedo no_podemos sigue_fallando esperando_a esperando_al "
+    "esperando_que atascado atascada "
+    "não_consigo não_conseguimos não_posso não_podemos aguardando esperando_por travado travada "
+    "continua_falhando "
+    "bloqué bloquée je_ne_peux_pas nous_ne_pouvons_pas on_ne_peut_pas en_attente coincé coincée "
+    "impossible_de échoue_toujours "
+    "blockiert ich_kann_nicht wir_können_nicht warte_auf warten_auf nicht_weiter "
+    "bloccato bloccata non_posso non_riesco non_riusciamo in_attesa continua_a_fallire "
+    "заблокирован не_могу не_можем жду ждём ждем застрял застряли не_получается",
+    "阻塞 卡住 无法 等待 等着 还是失败 仍然失败 ブロック できない 待ち 進めません 進められない",
 )
 
 
