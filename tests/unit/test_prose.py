@@ -290,6 +290,28 @@ def test_a_deadline_or_an_always_or_never_is_a_rule_in_every_language_listed(tex
     assert user_tier(text) == 0
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Me quedo con SQLite por ahora, ya que los datos caben en una máquina.",
+        "Deberíamos fijar la versión, así la compilación es reproducible.",
+        "Devemos fixar a versão, assim o build fica reproduzível.",
+        "On devrait figer la version, pour que le build reste reproductible.",
+        "Je retire la couche de cache, parce qu'elle a masqué des données périmées deux fois.",
+        "Per ora scelgo SQLite, visto che i dati stanno su una macchina.",
+        "Dovremmo fissare la versione, così la build resta riproducibile.",
+        "Ho deciso di dividere il modulo per tenere ogni file sotto le 300 righe.",
+        "Стоит зафиксировать версию, чтобы сборка оставалась воспроизводимой.",
+        "各ファイルを300行以下に保つため、モジュールを分割することに決めました。",
+    ],
+)
+def test_a_decision_and_its_reason_are_read_in_every_language_the_cues_list(text: str) -> None:
+    # Each says what its English counterpart says in words the English lists hold ("we
+    # should", "since", "so that", "because", "I decided"); written for this test, in the
+    # ways agents write, not taken from the labeled or the blind set.
+    assert list(_weights(text).values()) >= [2], _weights(text)
+
+
 def test_a_name_in_any_latin_script_is_a_slot_of_a_stock_phrase() -> None:
     said = [
         Said(1, "A day in Łódź: walk the old town."),

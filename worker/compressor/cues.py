@@ -184,10 +184,13 @@ REASON = Cue(
     "porque ya_que para_que para_evitar para_no de_modo_que dado_que puesto_que decidí elegí "
     "opté "
     "pois já_que visto_que para_evitar decidi optei "
-    "parce_que puisque vu_que étant_donné afin_de ,_car "
-    "weil denn damit entschieden ,_da "
-    "perché потому_что решил поскольку",
-    "因为 由于 以免 为了 决定 以便 从而 改用 采用 なので ので 決めた",
+    "parce_que parce_qu' puisque puisqu' vu_que étant_donné afin_de pour_que pour_éviter ,_car "
+    "j'ai_choisi "
+    "weil denn damit entschieden ,_da sodass "
+    "perché poiché siccome visto_che dato_che affinché per_evitare ho_deciso ho_scelto "
+    "abbiamo_deciso "
+    "потому_что решил решили поскольку так_как чтобы",
+    "因为 由于 以免 为了 决定 以便 从而 改用 采用 なので ので 決めた 決めました ことにしました",
 )
 # A contrast ("X rather than Y", "en vez de", "而不是") weighs two options and names the one
 # taken: a choice, not a reason for it. Alone it is a pick without its why.
@@ -201,7 +204,7 @@ CONTRAST = Cue(
 )
 WEAK_REASON = Cue(
     "so therefore hence that_way which_means which_lets :_ ;_ \u2014 _\u2013_",  # em, en dash
-    ",_así donc deshalb quindi поэтому",
+    ",_así ,_assim donc deshalb quindi ,_così поэтому",
     "所以 让 于是 因此 这样 だから \uff1a \uff1b",  # fullwidth colon, semicolon
 )
 # Words that judge an option ("X is better"): choice words even after a word of state.
@@ -220,8 +223,14 @@ CHOICE = Cue(
     "je_vais je_garde on_garde je_pars_sur on_part_sur je_prends je_choisis j'ai_choisi je_préfère "
     "je_passe je_découpe retenu décision l'emporte mieux "
     "ich_werde ich_nehme ich_wähle ich_bleibe_bei wir_nehmen ich_verwende ich_teile ich_würde "
-    "ich_setze entscheidung gewinnt besser",
-    "我 我们 把 改成 换成 打算 建议 推荐 保持 放进 拆成 先 用 选",
+    "ich_setze entscheidung gewinnt besser "
+    # "we should", "I'll use", "keep", "drop" where the lists above have them
+    "deberíamos devemos deveríamos on_devrait nous_devrions wir_sollten "
+    "scelgo userò uso preferisco consiglio propongo mantengo tolgo passo_a dovremmo divido "
+    "meglio decisione resto_su "
+    "оставлю использую выбираю предлагаю рекомендую убираю стоит лучше "
+    "перейду_на",
+    "我 我们 把 改成 换成 打算 建议 推荐 保持 放进 拆成 先 用 选 にします 使います べき",
 )
 EXPLORE = Cue(
     "let_me let's check look see inspect examine explore understand verify investigate find "
@@ -426,7 +435,8 @@ def _states_before(lowered: str, at: int) -> bool:
 # The reason words that name a choice themselves ("decided", "chose", "opté", "决定").
 _DECIDING_WORDS = (
     "decid decis chose choose opted going_with switch_to trade elegí opté optei entschied "
-    "решил 决定 改用 采用 決めた"
+    "ho_scelto ho_deciso abbiamo_deciso j'ai_choisi решил 决定 改用 采用 決めた 決めました "
+    "ことにしました"
 )
 _DECIDING = tuple(w.replace("_", " ") for w in _DECIDING_WORDS.split())
 _QUESTION_ENDS = ("?", "\uff1f")
