@@ -257,7 +257,16 @@ STATE = Cue(
     "is are was were 's \u2019s isn't aren't wasn't weren't be been being does doesn't do don't "
     "did didn't has hasn't have haven't had seems appears happens returns raises works fails "
     "gets",
-    "es está son están era fue é são foi est sont était ist sind war è sono",
+    "es está son están era fue é são foi est sont était ist sind war è sono "
+    # the verbs of behaving English lists ("fails", "works", "returns", "raises", "seems")
+    "falla fallan funciona funcionan devuelve devuelven lanza lanzan ocurre parece "
+    "falha falham funcionam retorna retornam devolve lança lançam acontece "
+    "échoue échouent fonctionne fonctionnent marche renvoie renvoient retourne lève lèvent "
+    "semble "
+    "scheitert schlägt funktioniert klappt gibt liefert wirft passiert scheint fehlt "
+    "fallisce falliscono funziona funzionano restituisce ritorna solleva succede sembra "
+    "падает работает возвращает выбрасывает кажется происходит",
+    "失败 出错 报错 返回 抛出 失敗 返します 返す 投げ 動きます 動く",
 )
 # A modal before a reason ("it would be absolute since ...") says what follows from how things
 # are; before a contrast ("it should return X instead of Y") it may prescribe the fix.
