@@ -335,6 +335,29 @@ def test_what_code_does_and_why_is_no_decision_in_any_language_the_cues_list(tex
     assert _weights(text) == {}
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll check the config file because the port may be wrong.",
+        "Voy a revisar el parser, ya que el error viene de ahí.",
+        "Vou verificar o parser, já que o erro vem de lá.",
+        "Je vais vérifier le fichier de config parce que le port est peut-être faux.",
+        "Ich prüfe die Konfigurationsdatei, weil der Port falsch sein könnte.",
+        "Controllo il parser, perché l'errore viene da lì.",
+        "Проверю файл конфигурации, потому что порт может быть неверным.",
+        "我检查一下配置文件\uff0c因为端口可能不对。",
+        "ポートが間違っているかもしれないので\u3001設定ファイルを調べます。",
+    ],
+)
+def test_going_to_look_and_why_is_no_decision_in_any_language_the_cues_list(text: str) -> None:
+    assert _weights(text) == {}
+
+
+def test_going_to_use_something_and_why_is_still_a_decision() -> None:
+    text = "I'll use a retry loop because the calls are cheap, and check the logs after."
+    assert _weights(text) == {text: 4}
+
+
 def test_a_name_in_any_latin_script_is_a_slot_of_a_stock_phrase() -> None:
     said = [
         Said(1, "A day in Łódź: walk the old town."),

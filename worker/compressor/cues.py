@@ -235,8 +235,14 @@ CHOICE = Cue(
 EXPLORE = Cue(
     "let_me let's check look see inspect examine explore understand verify investigate find "
     "search read",
-    "vamos_a_ver revisemos veamos miremos",
-    "看看 检查 查看 确认",
+    "vamos_a_ver revisemos veamos miremos revisar reviso verificar verifico comprobar compruebo "
+    "mirar miro "
+    "olhar olho checar conferir "
+    "regarder regarde vérifier vérifie examiner inspecter "
+    "schaue prüfe prüfen überprüfe nachsehen ansehen "
+    "controllo controllare verificare "
+    "посмотрю посмотрим проверю проверим",
+    "看看 检查 查看 确认 調べ 確認",
 )
 # A reason that explains how things are, not why something was chosen: "that's because",
 # "it fails because" reads the code; "that's fine because", "should work since" judge it.
@@ -392,6 +398,8 @@ def decision_weight(
         weak = False
         if not (reason or contrast):
             return 0
+    if explore and choices and all(lowered.startswith(_GOING_TO, at) for at in choices):
+        named = answer  # "I'll check x because ...": going to look is no choice
     if reason:  # "Let me look at x since ...": a reason to look, nothing decided
         if named or (contrast and not explained):
             return 4
@@ -448,6 +456,12 @@ _DECIDING_WORDS = (
     "ことにしました"
 )
 _DECIDING = tuple(w.replace("_", " ") for w in _DECIDING_WORDS.split())
+# The choice words that only say the agent is about to act ("I'll", "je vais"): before a word
+# of exploring ("I'll check", "vou verificar") they announce a look, not a choice.
+_GOING_TO_WORDS = (
+    "i'll i_will we'll we_will je_vais on_va voy_a vamos_a vou vamos ich_werde 我 我们"
+)
+_GOING_TO = tuple(w.replace("_", " ") for w in _GOING_TO_WORDS.split())
 _QUESTION_ENDS = ("?", "\uff1f")
 # Who may come right after a concluding "So": the agent, in the languages of the cue lists.
 _AGENT_WORDS = (
