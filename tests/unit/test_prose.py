@@ -358,6 +358,27 @@ def test_going_to_use_something_and_why_is_still_a_decision() -> None:
     assert _weights(text) == {text: 4}
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I can't run the tests: the database is down.",
+        "No puedo ejecutar los tests: la base de datos está caída.",
+        "No podemos fusionar todavía porque el CI está en rojo.",
+        "Não consigo rodar os testes: o banco está fora do ar.",
+        "Je ne peux pas lancer les tests : la base est en panne.",
+        "On ne peut pas fusionner tout de suite parce que la CI est rouge.",
+        "Non riesco a lanciare i test: il database è giù.",
+        "Non possiamo ancora fare il merge perché la CI è rossa.",
+        "Не могу запустить тесты: база данных лежит.",  # noqa: RUF001 (Cyrillic)
+    ],
+)
+def test_being_unable_is_a_blocker_not_a_decline_in_any_language_the_cues_list(text: str) -> None:
+    # "No puedo ..." opens with a "no" as "Not upgrading X: ..." does, but says what cannot be
+    # done, as "I can't" does: something is in the way, nothing was chosen.
+    prose = read_prose([user("go"), assistant(text, [bash("c1", "ls")])])
+    assert (prose.decisions, [b.text for b in prose.blockers]) == ((), [text])
+
+
 def test_a_name_in_any_latin_script_is_a_slot_of_a_stock_phrase() -> None:
     said = [
         Said(1, "A day in Łódź: walk the old town."),

@@ -274,11 +274,19 @@ STATE = Cue(
     "падает работает возвращает выбрасывает кажется происходит",
     "失败 出错 报错 返回 抛出 失敗 返します 返す 投げ 動きます 動く",
 )
+_ABLE_WORDS = (
+    "puedo puede podemos pueden posso pode podemos podem consigo consegue conseguimos "
+    "peux peut pouvons peuvent kann können possiamo può possono riesco riusciamo "
+    "могу может можем могут"
+)
+_ABLE = frozenset(_ABLE_WORDS.split())
 # A modal before a reason ("it would be absolute since ...") says what follows from how things
 # are; before a contrast ("it should return X instead of Y") it may prescribe the fix.
 MODAL = Cue(
     "would wouldn't should shouldn't will won't can can't cannot could couldn't",
-    "sería seria serait wäre",
+    "sería seria serait wäre "
+    # "can": what one is able to do, in the other languages the lists cover
+    + _ABLE_WORDS,
 )
 # What opens advice on what to do ("What matters is X rather than Y", "La idea es ..."): its
 # copula weighs the options, it does not tell how things are.
@@ -307,7 +315,8 @@ BLOCKER = Cue(
     "bloqué bloquée je_ne_peux_pas nous_ne_pouvons_pas on_ne_peut_pas en_attente coincé coincée "
     "impossible_de échoue_toujours "
     "blockiert ich_kann_nicht wir_können_nicht warte_auf warten_auf nicht_weiter "
-    "bloccato bloccata non_posso non_riesco non_riusciamo in_attesa continua_a_fallire "
+    "bloccato bloccata non_posso non_possiamo non_riesco non_riusciamo in_attesa "
+    "continua_a_fallire "
     "заблокирован не_могу не_можем жду ждём ждем застрял застряли не_получается",
     "阻塞 卡住 无法 等待 等着 还是失败 仍然失败 ブロック できない 待ち 進めません 進められない",
 )
@@ -528,7 +537,10 @@ def _declines(lowered: str) -> bool:
     if lowered[:1] > _CJK_FROM:
         return _declines_cjk(lowered)
     space = lowered.find(" ", 0, 8)  # the words are short
-    return space > 0 and lowered[:space] in _DECLINE
+    if space <= 0 or lowered[:space] not in _DECLINE:
+        return False
+    # "No puedo ...", "Não consigo ...": unable to, as "I can't", not declining
+    return lowered[space + 1 :].split(" ", 1)[0] not in _ABLE
 
 
 # In Chinese "不" or "别" before a verb near the opening declines ("不缓存X了", "这次不升级X");
