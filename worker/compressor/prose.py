@@ -255,12 +255,9 @@ def quoted(text: str, offset: int) -> bool:
 def _letters(upper: bool) -> str:
     """The Latin letters of one case (ASCII, Latin-1, Latin Extended-A and -B) as the inside
     of a character class: "Müller", "François", "Łukasz", "Ștefan" are words too."""
-    extended = "".join(chr(c) for c in range(0xC0, 0x250))
-    return (
-        "A-Z" + "".join(filter(str.isupper, extended))
-        if upper
-        else "a-z" + "".join(filter(str.islower, extended))
-    )
+    extended = (chr(c) for c in range(0xC0, 0x250))
+    of_case = str.isupper if upper else str.islower
+    return ("A-Z" if upper else "a-z") + "".join(filter(of_case, extended))
 
 
 _UPPER, _LOWER = _letters(upper=True), _letters(upper=False)
