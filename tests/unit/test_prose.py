@@ -369,6 +369,10 @@ def test_going_to_use_something_and_why_is_still_a_decision() -> None:
         "On ne peut pas fusionner tout de suite parce que la CI est rouge.",
         "Non riesco a lanciare i test: il database è giù.",
         "Non possiamo ancora fare il merge perché la CI è rossa.",
+        "Ich kann die Tests nicht starten: die Datenbank ist down.",
+        "Wir können noch nicht mergen, weil die CI rot ist.",
+        "Je n'arrive pas à lancer les tests sans la base.",
+        "No consigo que los tests pasen en local.",
         "Не могу запустить тесты: база данных лежит.",  # noqa: RUF001 (Cyrillic)
     ],
 )
@@ -650,6 +654,13 @@ def test_a_word_between_quote_marks_or_in_a_code_block_is_quoted(
 def test_a_blocker_is_read_in_every_language_the_cues_list(text: str) -> None:
     prose = read_prose([user("go"), assistant(text, [bash("c1", "ls")])])
     assert [b.text for b in prose.blockers] == [text]
+
+
+def test_a_can_and_a_not_that_are_not_the_speakers_block_nothing() -> None:
+    prose = read_prose(
+        [user("go"), assistant("Das kann nicht stimmen, die Zahl ist zu hoch.", [bash("c1", "ls")])]
+    )
+    assert prose.blockers == ()
 
 
 def test_a_blocker_word_in_a_quoted_message_is_not_the_speaker_blocked() -> None:

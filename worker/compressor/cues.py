@@ -312,7 +312,8 @@ BLOCKER = Cue(
     "esperando_que atascado atascada "
     "não_consigo não_conseguimos não_posso não_podemos aguardando esperando_por travado travada "
     "continua_falhando "
-    "bloqué bloquée je_ne_peux_pas nous_ne_pouvons_pas on_ne_peut_pas en_attente coincé coincée "
+    "bloqué bloquée je_ne_peux_pas nous_ne_pouvons_pas on_ne_peut_pas je_n'arrive_pas "
+    "on_n'arrive_pas en_attente coincé coincée no_consigo "
     "impossible_de échoue_toujours "
     "blockiert ich_kann_nicht wir_können_nicht warte_auf warten_auf nicht_weiter "
     "bloccato bloccata non_posso non_possiamo non_riesco non_riusciamo in_attesa "
@@ -320,6 +321,21 @@ BLOCKER = Cue(
     "заблокирован не_могу не_можем жду ждём ждем застрял застряли не_получается",
     "阻塞 卡住 无法 等待 等着 还是失败 仍然失败 ブロック できない 待ち 進めません 進められない",
 )
+
+
+# German puts the object between "can" and "not" ("Ich kann die Tests nicht starten", "Wir
+# können noch nicht mergen"), where the cue words above are phrases without gaps.
+_UNABLE_SPLIT = re.compile(
+    r"\b(?:ich|wir)\s+(?:kann|können|konnte|konnten)\s+(?:[^\s.!?;:]+\s+){0,6}?nicht\b"
+)
+
+
+def unable_at(lowered: str) -> list[int]:
+    """Where the agent says it cannot do something in a phrase the cue words cannot hold: a
+    German "ich/wir kann/können … nicht" with up to six words between."""
+    if "nicht" not in lowered:
+        return []
+    return [m.start() for m in _UNABLE_SPLIT.finditer(lowered)]
 
 
 # Assistant prose is read in two passes: the rarer reason, contrast and blocker words over the

@@ -89,7 +89,8 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
                 asks[-1] = asks[-1]._replace(weight=1)  # "Noted.": the user told, not asked
         elif _too_short(text):
             continue  # nothing decided or blocked in so few words
-        found = cues.ASSISTANT.scan(head.lower())
+        lowered = head.lower()
+        found = cues.ASSISTANT.scan(lowered)
         decided: set[str] = set()  # a decision that names an obstacle is still a decision
         marks = sorted({*found["reason"], *found["weak"], *found["contrast"], *found["cjk_comma"]})
         for start, sentence in _sentences_at(head, marks):
@@ -99,7 +100,8 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
             if weight >= _DECISION_WEIGHT:
                 decisions.append(Said(at, _with_stated_reason(head, start, text), weight))
                 decided.add(sentence)
-        in_the_way = [at for at in found["blocker"] if not quoted(head, at)]
+        blocked = found["blocker"] + cues.unable_at(lowered)
+        in_the_way = [at for at in sorted(blocked) if not quoted(head, at)]
         blockers += [Said(at, s) for _, s in _sentences_at(head, in_the_way) if s not in decided]
     return Prose(tuple(asks), tuple(rules), tuple(decisions), tuple(blockers), tuple(replies))
 
