@@ -303,6 +303,7 @@ def test_a_deadline_or_an_always_or_never_is_a_rule_in_every_language_listed(tex
         "Ho deciso di dividere il modulo per tenere ogni file sotto le 300 righe.",
         "Стоит зафиксировать версию, чтобы сборка оставалась воспроизводимой.",
         "各ファイルを300行以下に保つため、モジュールを分割することに決めました。",
+        "I chose to split the module to keep each file under 300 lines.",
     ],
 )
 def test_a_decision_and_its_reason_are_read_in_every_language_the_cues_list(text: str) -> None:

@@ -476,7 +476,8 @@ def _states_before(lowered: str, at: int) -> bool:
 
 # The reason words that name a choice themselves ("decided", "chose", "opté", "决定").
 _DECIDING_WORDS = (
-    "decid decis chose choose opted going_with switch_to trade elegí opté optei entschied "
+    "decid decis chose choose i_chose we_chose opted going_with switch_to trade elegí opté optei "
+    "entschied "
     "ho_scelto ho_deciso abbiamo_deciso j'ai_choisi решил 决定 改用 采用 決めた 決めました "
     "ことにしました"
 )
