@@ -211,6 +211,29 @@ def test_a_name_in_any_latin_script_language_is_a_fact(text: str) -> None:
     assert user_tier(text) == 0
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks, that works!",
+        "¡Gracias, eso me sirve!",
+        "Obrigado, isso resolve!",
+        "Merci, ça marche !",
+        "Danke, das passt!",
+        "Grazie, va benissimo!",
+        "Спасибо, подходит!",
+        "ありがとう\u3001助かります\uff01",
+        "谢谢\uff0c这样可以\uff01",
+    ],
+)
+def test_a_short_thank_you_is_an_acknowledgement_in_any_language(text: str) -> None:
+    assert user_tier(text) == 4
+
+
+def test_a_thank_you_that_goes_on_to_say_something_is_kept_for_it() -> None:
+    assert user_tier("Thanks, but the museum was closed when we got there yesterday.") == 2
+    assert user_tier("Gracias. Ahora necesito reservar para el viernes a las 21:00.") == 0
+
+
 def test_a_statement_the_assistant_only_took_note_of_is_marked() -> None:
     msgs = [
         user("Bueno, vivo en Coyoacán, así que busca cerca."),

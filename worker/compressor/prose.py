@@ -330,7 +330,7 @@ def user_tier(text: str, *, times: int = 1, noted: bool = False) -> int:
     stated = _without(text, [(_sentence_start(text, start), end) for start, end in asked])
     if rule_or_fact(stated):
         return 0
-    if _acknowledges(text):
+    if _acknowledges(text) or _thanks(text):
         return 4
     if times > 1 or (asked and not rule_or_fact(_without(text, asked))):
         return 3
@@ -441,6 +441,21 @@ def _acknowledges(text: str, most: int = 24) -> bool:
     if cues.is_cjk(stripped):
         return len(stripped) < most // 4
     return len(stripped) < most and len(stripped.split()) < max(3, most // 6)
+
+
+def _thanks(text: str) -> bool:
+    """A user's short thank-you with a few words more ("¡Gracias, eso me sirve!", "Merci, ça
+    marche !"): an acknowledgement in any language, where word counts differ."""
+    stripped = text.strip()
+    short = len(stripped) <= (12 if cues.is_cjk(stripped) else 48)
+    return short and stripped.lower().lstrip("¡!¿?. ").startswith(_THANKS)
+
+
+# A thank-you, in the languages the cue lists cover.
+_THANKS = (
+    "thanks", "thank you", "thx", "gracias", "obrigad", "merci", "danke", "grazie", "спасибо",
+    "ありがとう", "谢谢", "多谢", "感谢",
+)  # fmt: skip
 
 
 # An answer this short ("Got it, I'll keep that in mind.") acknowledges what the user said.
