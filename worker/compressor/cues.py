@@ -484,9 +484,7 @@ _DECIDING_WORDS = (
 _DECIDING = tuple(w.replace("_", " ") for w in _DECIDING_WORDS.split())
 # The choice words that only say the agent is about to act ("I'll", "je vais"): before a word
 # of exploring ("I'll check", "vou verificar") they announce a look, not a choice.
-_GOING_TO_WORDS = (
-    "i'll i_will we'll we_will je_vais on_va voy_a vamos_a vou vamos ich_werde 我 我们"
-)
+_GOING_TO_WORDS = "i'll i_will we'll we_will je_vais voy_a vou ich_werde 我 我们"
 _GOING_TO = tuple(w.replace("_", " ") for w in _GOING_TO_WORDS.split())
 _QUESTION_ENDS = ("?", "\uff1f")
 # Who may come right after a concluding "So": the agent, in the languages of the cue lists.
