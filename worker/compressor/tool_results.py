@@ -34,12 +34,15 @@ def read_result(text: str, *, shell: bool) -> ResultFacts:
     """The body, exit code and failure of a tool result. ``shell``: the call ran a command (an
     exit-code line is then trusted at either end of the output, not only in brackets)."""
     text, wrapper_error = _unwrapped(text)
+    text, saved = _evicted(text)
     facts = _enveloped(text, shell=shell)
     if wrapper_error is not None:
         facts = facts._replace(failed=True, error=facts.error or wrapper_error)
     body = facts.body
     if not facts.failed and facts.exit_code is None and _FAILURE_START.match(body, _lead(body)):
         facts = facts._replace(failed=True, error=facts.error or first_line(body))
+    if saved is not None:  # where the whole output is, above what the preview showed
+        facts = facts._replace(body=f"{saved}\n{facts.body}" if facts.body else saved)
     return facts
 
 
@@ -109,6 +112,27 @@ def _unwrapped(text: str) -> tuple[str, str | None]:
     return text, None
 
 
+# deepagents (and its ports to other languages) saves a large result to a file and answers with a
+# stub: where the file is, how to read it, then the result's first and last lines, numbered
+# (``f"{n:>{width}}  {line}"``; ``cat -n``'s ``"{n:6d}\t"`` before 0.7). Its status lines ("[Command
+# failed with exit code 1]") are among the last lines: the preview, unnumbered, is the result.
+_EVICTED = "Tool result too large, the result of this tool call "
+_PREVIEW = "Here is a preview showing the head and tail of the result"
+_NUMBERED = re.compile(r"^ *\d+(?:\.\d+)?(?:  |\t)", re.MULTILINE)
+
+
+def _evicted(text: str) -> tuple[str, str | None]:
+    """A stub's preview with its line numbers taken off, and the stub's line naming the file
+    the whole result was saved to; the text itself and None for any other result."""
+    if not text.startswith(_EVICTED):
+        return text, None
+    note = text.find(_PREVIEW)
+    start = text.find(":\n", note) if note >= 0 else -1
+    if start < 0:
+        return text, None
+    return _NUMBERED.sub("", text[start + 2 :].strip("\n")), text.partition("\n")[0].strip()
+
+
 # Words that open a failure report when a tool has no exit code to give (each from an agent's
 # source: Codex's argument and approval errors, Claude Code's file and fetch errors, deepagents'
 # "Error: ..." strings and human-in-the-loop rejections, OpenHands' "ERROR:").
@@ -176,6 +200,8 @@ def _json_result(text: str, *, shell: bool) -> ResultFacts | None:
     if not isinstance(value, dict):
         return None
     after = text[end:].strip()
+    if after[:1] == "{":
+        return None  # one object per line: a JSON Lines output, not an envelope
     code = _exit_of(value)
     meta = value.get("metadata")
     if code is None and isinstance(meta, Mapping):
