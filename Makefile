@@ -5,7 +5,7 @@ UV     := $(VENV)/bin/uv
 SYNCED := $(VENV)/.synced
 BIN    := $(VENV)/bin
 
-.PHONY: install run test test-unit test-integration test-llm lint format typecheck bench chaos clean
+.PHONY: install compile run test test-unit test-integration test-llm lint format typecheck bench chaos clean
 
 $(UV):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.11)")'
@@ -18,7 +18,14 @@ $(SYNCED): $(UV) uv.lock pyproject.toml
 	$(UV) sync --locked --quiet
 	@touch $@
 
+# The compressor core compiled with mypyc where this machine can (a C compiler and Python's
+# headers; about 1.5 min, again only when its sources change). Where it cannot, it says so and
+# the core runs as Python, the same code (worker/compiled.py).
 install: $(SYNCED)
+	@$(BIN)/compaction compile
+
+compile: $(SYNCED)
+	$(BIN)/compaction compile --force
 
 run: install
 	$(BIN)/compaction up
@@ -69,4 +76,4 @@ chaos: install
 	$(BIN)/python -m bench.chaos $(CHAOS_ARGS)
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) var worker/_compiled .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "demo": "post a long sample session to a running stack and follow its job",
     "sweep": "run the idle-session sweep now",
     "stats": "a table of recent jobs",
+    "compile": "build the compiled compressor core (mypyc); --status says which one runs",
 }
 
 

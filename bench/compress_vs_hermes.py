@@ -32,6 +32,7 @@ from bench.docs_block import replace_block
 from bench.hermes_env import HermesProcess
 from bench.measure import CaseResult, median, outcome
 from bench.ours import OurRun, run_once
+from worker import compiled
 from worker.compressor.config import CompressConfig
 from worker.compressor.report import CompactionReport
 from worker.compressor.tokens import TokenCounter, encoding_name_for_model
@@ -196,7 +197,8 @@ def machine_line(hermes_version: str, load: tuple[float, float, float], engine: 
     cpu = _cpu_model()
     return (
         f"{cpu}, {platform.system()} {platform.release()}, Python {platform.python_version()}, "
-        f"tiktoken {version('tiktoken')}, hermes-agent {hermes_version}, {engine}; "
+        f"tiktoken {version('tiktoken')}, hermes-agent {hermes_version}, {engine}, "
+        f"our {compiled.state}; "
         f"load average at start {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min)"
     )
 

@@ -25,6 +25,7 @@ from worker import (
     backoff,
     callbacks,
     compaction,
+    compiled,
     encodings,
     keys,
     logs,
@@ -49,6 +50,7 @@ def _warm_up(**_: Any) -> None:
     # Loading and checking the encodings takes a second or so; pay it before the first job, not
     # inside its time limit (prefork children inherit them).
     encodings.warm()
+    log.info("%s", compiled.state)  # which compressor runs: compiled, or the Python and why
 
 
 @worker_process_init.connect

@@ -213,3 +213,15 @@ def test_dockerignore_matching_follows_dockers_last_match_rule(tmp_path: Path) -
     assert ignore.excludes("docs/other.md") and not ignore.excludes("docs/keep.md")
     assert ignore.excludes("a/b/c.log") and ignore.excludes("c.log")
     assert not ignore.excludes("docsx/file")
+
+
+def test_the_builder_compiles_the_core_with_the_locks_mypy_and_fails_if_it_did_not() -> None:
+    (arg,) = [i.value for i in DOCKER.of("ARG", BUILDER) if i.value.startswith("MYPY_VERSION=")]
+    assert arg.split("=", 1)[1] == locked_version("mypy")
+    (compile_run,) = [i for i in DOCKER.of("RUN", BUILDER) if "compaction compile" in i.value]
+    steps = [s.strip() for s in compile_run.value.split("&&")]
+    assert steps[1].endswith("/app/.venv/bin/compaction compile")
+    # `compile` exits 0 when it cannot compile (make install must go on); --status does not.
+    assert steps[2] == "/app/.venv/bin/compaction compile --status"
+    # After the project's own install: it compiles the installed package, in place.
+    assert compile_run.line > max(r.line for r in uv_sync_runs())

@@ -29,7 +29,7 @@ import msgspec
 _decode = msgspec.json.Decoder().decode
 MAX_DEPTH = 100
 _TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile(f"[{chr(0xD800)}-{chr(0xDFFF)}]")  # no surrogate literal: mypyc
 
 
 def loads(text: str) -> Any:

@@ -86,16 +86,16 @@ class Message:
         )
 
 
-def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
+def slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
     setter: Callable[[object, object], None] = cls.__dict__[name].__set__
     return setter
 
 
 _set_call_id, _set_call_name, _set_call_arguments, _set_call_extra = (
-    _slot_setter(ToolCall, n) for n in ("id", "name", "arguments", "extra")
+    slot_setter(ToolCall, n) for n in ("id", "name", "arguments", "extra")
 )
 _set_role, _set_content, _set_tool_calls, _set_tool_call_id, _set_name, _set_extra = (
-    _slot_setter(Message, n)
+    slot_setter(Message, n)
     for n in ("role", "content", "tool_calls", "tool_call_id", "name", "extra")
 )
 
@@ -290,6 +290,7 @@ def _read_through(raw: Mapping[Any, Any]) -> tuple[bool, bool]:
     """
     level: list[Any] = [raw]
     lone = False
+    items: Iterable[Any]
     for _ in range(MAX_NESTING):
         below: list[Any] = []
         for container in level:
@@ -338,7 +339,8 @@ def _name_lone_surrogate(raw: Mapping[Any, Any], index: int | None) -> None:
                 if isinstance(key, str):
                     todo.append((f"the key {where!r}" if path else f"the key {key!r}", key))
         elif isinstance(value, list):
-            todo.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+            for i in range(len(value) - 1, -1, -1):
+                todo.append((f"{path}[{i}]", value[i]))
 
 
 def _parse_content(raw: object, index: int | None) -> Content:

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from worker.compressor import jsonvalue
-from worker.compressor.messages import Content, Message, Part, ToolCall
+from worker.compressor.messages import Content, Message, Part, ToolCall, slot_setter
 from worker.compressor.needle_screen import NeedleScreen
 from worker.compressor.secret_names import (
     MARKER,
@@ -51,8 +51,7 @@ class Redacted:
         _set_count(self, count)
 
 
-_set_text = Redacted.__dict__["text"].__set__
-_set_count = Redacted.__dict__["count"].__set__
+_set_text, _set_count = (slot_setter(Redacted, n) for n in ("text", "count"))
 
 
 _SCREEN = NeedleScreen([p.needles for p in PASSES])
