@@ -1,7 +1,7 @@
 """The compressor core compiled to C with mypyc, used in place of its Python only while fresh.
 
-Compiled, the core runs about 1.6 times as fast (docs/benchmarks.md); its Python is the same
-code and stays the reference. The compiled modules live apart from the sources, in
+Compiled, the core takes 25-30% less time (docs/benchmarks.md); its Python is the same code
+and stays the reference. The compiled modules live apart from the sources, in
 ``worker/_compiled/<interpreter>/``, beside a stamp: the hash of the sources they were built
 from. Importing ``worker`` puts a finder ahead of the usual ones that loads a compiled module
 only when that stamp matches the sources as they are now, so an edited source, a missing or
