@@ -85,6 +85,8 @@ def check(directory: Path, source_dir: Path = SOURCE_DIR) -> tuple[State, dict[s
         return State(False, f"no build in {directory} (compaction compile)"), {}
     except (OSError, ValueError) as exc:
         return State(False, f"unreadable stamp in {directory}: {exc}"), {}
+    if not (isinstance(stamp, dict) and isinstance(stamp.get("group"), str)):
+        return State(False, f"unreadable stamp in {directory}: not a build's stamp"), {}
     names = compiled_modules(source_dir)
     if stamp.get("sources") != source_hash(source_dir, names) or stamp.get("modules") != names:
         return State(False, "the sources changed since the build (compaction compile)"), {}
@@ -130,7 +132,10 @@ def activate() -> State:
     if loaded:  # a module already imported as Python stays so: never two copies of a module
         state = State(False, f"{loaded[0]} was imported before the finder was in place")
         return state
-    found, files = check(build_dir())
+    try:
+        found, files = check(build_dir())
+    except OSError as exc:  # a source unreadable: importing ``worker`` must not fail on it
+        found, files = State(False, f"cannot check the build: {exc}"), {}
     if found.compiled:
         sys.meta_path.insert(0, _Finder(files))
     state = found
@@ -189,7 +194,12 @@ def build(*, force: bool = False, root: Path = BUILD_ROOT, log: bool = True) -> 
     }
     (fresh / _STAMP).write_text(json.dumps(stamp, indent=1), encoding="utf-8")
     shutil.rmtree(target, ignore_errors=True)
-    fresh.rename(target)  # whole or not at all: a reader never sees a build half copied
+    try:
+        fresh.rename(target)  # whole or not at all: a reader never sees a build half copied
+    except OSError:  # another build finished first: keep it if it is of these sources
+        shutil.rmtree(fresh, ignore_errors=True)
+        if not check(target)[0].compiled:
+            raise
     if log:
         print(f"compiled in {time.monotonic() - started:.0f} s: {target}")
     return check(target)[0]

@@ -128,5 +128,7 @@ def test_a_missing_file_or_stamp_means_the_python_runs(tree: tuple[Path, Path]) 
     assert not state.compiled and "the build is incomplete" in state.why
     (build / "stamp.json").write_text("{not json")
     assert "unreadable stamp" in compiled.check(build, sources)[0].why
+    (build / "stamp.json").write_text('["a list"]')
+    assert "not a build's stamp" in compiled.check(build, sources)[0].why
     (build / "stamp.json").unlink()
     assert "no build in" in compiled.check(build, sources)[0].why
