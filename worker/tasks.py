@@ -18,6 +18,7 @@ from celery.signals import (
     worker_init,
     worker_process_init,
     worker_process_shutdown,
+    worker_ready,
     worker_shutdown,
 )
 
@@ -50,7 +51,12 @@ def _warm_up(**_: Any) -> None:
     # Loading and checking the encodings takes a second or so; pay it before the first job, not
     # inside its time limit (prefork children inherit them).
     encodings.warm()
-    log.info("%s", compiled.state)  # which compressor runs: compiled, or the Python and why
+
+
+@worker_ready.connect
+def _say_which_core(**_: Any) -> None:
+    # Logged once logging is set up (not at worker_init): compiled, or the Python and why.
+    log.info("%s", compiled.state)
 
 
 @worker_process_init.connect

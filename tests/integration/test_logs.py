@@ -25,6 +25,7 @@ from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.stack import StackProcess, stack_env, start_stack, wait_until
 from tests.support.worker_fixtures import SAMPLE_WINDOW, private_redis, sample_messages
 from tests.unit.test_redact import AWS_ID, GITHUB, JWT, MUST_REDACT, OPENAI
+from worker import compiled
 from worker.redis_server import RedisServer, free_port
 from worker.store.db import Database
 
@@ -121,6 +122,10 @@ def test_logs_are_json_records_with_ids_and_never_hold_a_secret(
         }
     hygiene_records = [r for r in worker_records if r.get("job_id") == hygiene_job]
     assert any("summary model" in r["message"] for r in hygiene_records)  # logged by our code
+    # Which compressor core runs, as this process found it (the same build and sources).
+    assert {"logger": "worker.tasks", "message": str(compiled.state)} in [
+        {"logger": r["logger"], "message": r["message"]} for r in worker_records
+    ]
 
     api_records = records(api_proc)
     assert any(r["logger"].startswith("uvicorn") for r in api_records)  # uvicorn's, as JSON
