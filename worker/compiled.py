@@ -42,12 +42,15 @@ SOURCE_DIR = WORKER_DIR / "compressor"
 BUILD_ROOT = WORKER_DIR / "_compiled"
 # Read here, not in settings: the finder is in place before any module of the core is imported.
 SWITCH = "COMPACTION_COMPILED"  # "0" (or "false", "no", "off"): always the Python
-# Left in Python: exceptions and the classes other code subclasses, replaces or extends
-# (mypyc turns a class attribute into a slot and refuses interpreted subclasses), and modules
-# that run once per job. Everything else in the core is compiled.
+# Left in Python: exceptions and the classes other code subclasses or extends (mypyc turns a
+# class attribute into a slot and refuses interpreted subclasses). The rest of the core is
+# compiled.
 INTERPRETED = frozenset({"__init__", "errors", "config", "report", "summarizer", "tokens"})
 _STAMP = "stamp.json"
 _OFF = frozenset({"0", "false", "no", "off"})
+_GROUP = "compaction_compressor"  # mypycify names its shared library module after it
+_LIBRARY = f"{_GROUP}__mypyc"
+_SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
 def compiled_modules(source_dir: Path = SOURCE_DIR) -> list[str]:
@@ -85,14 +88,13 @@ def check(directory: Path, source_dir: Path = SOURCE_DIR) -> tuple[State, dict[s
         return State(False, f"no build in {directory} (compaction compile)"), {}
     except (OSError, ValueError) as exc:
         return State(False, f"unreadable stamp in {directory}: {exc}"), {}
-    if not (isinstance(stamp, dict) and isinstance(stamp.get("group"), str)):
+    if not isinstance(stamp, dict):
         return State(False, f"unreadable stamp in {directory}: not a build's stamp"), {}
     names = compiled_modules(source_dir)
     if stamp.get("sources") != source_hash(source_dir, names) or stamp.get("modules") != names:
         return State(False, "the sources changed since the build (compaction compile)"), {}
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    files = {f"{PACKAGE}.{n}": directory / f"{n}{suffix}" for n in names}
-    files[stamp["group"]] = directory / f"{stamp['group']}{suffix}"
+    files = {f"{PACKAGE}.{n}": directory / f"{n}{_SUFFIX}" for n in names}
+    files[_LIBRARY] = directory / f"{_LIBRARY}{_SUFFIX}"
     missing = [str(p) for p in files.values() if not p.is_file()]
     if missing:
         return State(False, f"the build is incomplete ({missing[0]} is missing)"), {}
@@ -165,9 +167,9 @@ def missing_toolchain() -> str | None:
     return None
 
 
-def build(*, force: bool = False, root: Path = BUILD_ROOT, log: bool = True) -> State:
-    """Compile the core into ``root`` when its build is stale (or ``force``)."""
-    target = build_dir(root)
+def build(*, force: bool = False) -> State:
+    """Compile the core when its build is stale (or ``force``)."""
+    target = build_dir()
     current, _ = check(target)
     if current.compiled and not force:
         return current
@@ -177,19 +179,17 @@ def build(*, force: bool = False, root: Path = BUILD_ROOT, log: bool = True) -> 
     names = compiled_modules()
     sources = source_hash(names=names)
     started = time.monotonic()
-    if log:
-        print(f"compiling the compressor with mypyc ({len(names)} modules, about 2 min)...")
+    print(f"compiling the compressor with mypyc ({len(names)} modules, a minute or two)...")
+    BUILD_ROOT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="compaction-mypyc-") as tmp:
-        group = _compile(Path(tmp), names)
-        fresh = Path(tempfile.mkdtemp(prefix=".building-", dir=_ensure(root)))
-        suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+        _compile(Path(tmp), names)
+        fresh = Path(tempfile.mkdtemp(prefix=".building-", dir=BUILD_ROOT))
         for name in names:
-            shutil.copy2(Path(tmp) / "worker" / "compressor" / f"{name}{suffix}", fresh)
-        shutil.copy2(Path(tmp) / f"{group}{suffix}", fresh)
+            shutil.copy2(Path(tmp) / "worker" / "compressor" / f"{name}{_SUFFIX}", fresh)
+        shutil.copy2(Path(tmp) / f"{_LIBRARY}{_SUFFIX}", fresh)
     stamp = {
         "sources": sources,
         "modules": names,
-        "group": group,
         "built_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     }
     (fresh / _STAMP).write_text(json.dumps(stamp, indent=1), encoding="utf-8")
@@ -200,30 +200,24 @@ def build(*, force: bool = False, root: Path = BUILD_ROOT, log: bool = True) -> 
         shutil.rmtree(fresh, ignore_errors=True)
         if not check(target)[0].compiled:
             raise
-    if log:
-        print(f"compiled in {time.monotonic() - started:.0f} s: {target}")
+    print(f"compiled in {time.monotonic() - started:.0f} s: {target}")
     return check(target)[0]
 
 
-def _ensure(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
-
-_SETUP = """
+_SETUP = f"""
 import sys
 from mypyc.build import mypycify
 from setuptools import setup
 setup(
     name="compaction-compressor-compiled",
-    ext_modules=mypycify(sys.argv[1:], group_name="compaction_compressor"),
+    ext_modules=mypycify(sys.argv[1:], group_name="{_GROUP}"),
     script_args=["build_ext", "--inplace"],
 )
 """
 
 
-def _compile(tmp: Path, names: Sequence[str]) -> str:
-    """Compile a copy of the sources in ``tmp``; the name of the shared library module."""
+def _compile(tmp: Path, names: Sequence[str]) -> None:
+    """Compile a copy of the sources in ``tmp``, in place."""
     shutil.copytree(
         WORKER_DIR,
         tmp / "worker",
@@ -242,4 +236,3 @@ def _compile(tmp: Path, names: Sequence[str]) -> str:
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
         raise BuildError(f"mypyc failed (exit {done.returncode}):\n{tail}")
-    return "compaction_compressor__mypyc"

@@ -12,19 +12,17 @@ import json
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
+from bench.ours import BENCH_TODAY, StubSummarizer
 from bench.retention.corpus import CORPUS_DIR, HELDOUT_DIR, HELDOUT_SPECS, load_corpus
+from bench.retention.run import HYGIENE_THRESHOLD
 from tests.data import real_transcripts
 from worker import compiled
 from worker.compressor import (
     CompressConfig,
     ExtractiveSummarizer,
     Summarizer,
-    SummaryRequest,
-    SummaryResponse,
     TokenCounter,
     compress,
     parse_messages,
@@ -32,21 +30,7 @@ from worker.compressor import (
 )
 from worker.encodings import counter_for_model
 
-TODAY = date(2026, 1, 15)
 SUMMARY = "## Goal\nCarry on.\n## Progress\nSome of it done."
-
-
-@dataclass
-class _Instant:
-    """An LLM stand-in: answers at once, keeps every prompt."""
-
-    prompts: list[str] = field(default_factory=list)
-    name: str = "instant"
-    is_llm: bool = True
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        self.prompts.append(request.prompt)
-        return SummaryResponse(text=SUMMARY, model="instant")
 
 
 def transcripts() -> Iterable[tuple[str, Sequence[dict[str, Any]]]]:
@@ -62,8 +46,8 @@ def digest() -> str:
     for name, wire in transcripts():
         msgs = parse_messages(list(wire))
         counts = counter.count_messages(msgs)
-        config = CompressConfig(context_length=math.ceil(sum(counts) / 0.85))
-        llm = _Instant()
+        config = CompressConfig(context_length=math.ceil(sum(counts) / HYGIENE_THRESHOLD))
+        llm = StubSummarizer(SUMMARY)  # an LLM's path, answered at once
         summarizer: Summarizer
         for summarizer in (ExtractiveSummarizer(), llm):
             result = compress(
@@ -71,7 +55,7 @@ def digest() -> str:
                 config=config,
                 summarizer=summarizer,
                 counter=TokenCounter(counter.encoding),
-                today=TODAY,
+                today=BENCH_TODAY,
                 token_counts=counts,
             )
             record = {

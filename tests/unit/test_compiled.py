@@ -87,11 +87,10 @@ def tree(tmp_path: Path) -> tuple[Path, Path]:
     stamp = {
         "sources": compiled.source_hash(sources),
         "modules": ["alpha", "beta"],
-        "group": "grp__mypyc",
         "built_at": "2026-12-02 00:00:00 UTC",
     }
     (build / "stamp.json").write_text(json.dumps(stamp))
-    for name in ("alpha", "beta", "grp__mypyc"):
+    for name in ("alpha", "beta", "compaction_compressor__mypyc"):
         (build / f"{name}{SUFFIX}").write_bytes(b"")
     return sources, build
 
@@ -103,7 +102,7 @@ def test_a_build_of_the_current_sources_is_used_module_by_module(tree: tuple[Pat
     assert files == {
         "worker.compressor.alpha": build / f"alpha{SUFFIX}",
         "worker.compressor.beta": build / f"beta{SUFFIX}",
-        "grp__mypyc": build / f"grp__mypyc{SUFFIX}",
+        "compaction_compressor__mypyc": build / f"compaction_compressor__mypyc{SUFFIX}",
     }
 
 
