@@ -244,7 +244,7 @@ def _room_tokens(start: _Start, split: Split, counter: TokenCounter) -> int:
     if split.lifted is not None:
         kept += counts[split.lifted]
     around = sum(counter.count_fixed(t) for t in (SUMMARY_PREFIX, END_MARKER, SYSTEM_NOTE))
-    return int(config.context_length * config.target_ratio) - kept - around
+    return config.target - kept - around
 
 
 def _ledger_budget(start: _Start, split: Split, summary: str, counter: TokenCounter) -> int:

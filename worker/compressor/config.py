@@ -36,6 +36,9 @@ class CompressConfig:
     # ledger uses the room left under it (at least ``ledger_min_tokens``, at most
     # ``ledger_max_ratio`` of the window); so may the extractive summary, which quotes.
     target_ratio: float = 0.25
+    # A size the caller asked for (``compress --target-tokens``, ``target_tokens`` on a manual
+    # compaction): it replaces ``target_ratio`` of the window.
+    target_tokens: int | None = None
     ledger_min_tokens: int = 800
     ledger_max_ratio: float = 0.15
     # Anti-thrash: this many consecutive passes under ``ineffective_savings_pct`` stop
@@ -46,6 +49,13 @@ class CompressConfig:
     @property
     def tail_budget_tokens(self) -> int:
         return int(self.context_length * self.compress_threshold_ratio * self.summary_target_ratio)
+
+    @property
+    def target(self) -> int:
+        """The compacted transcript's size to aim for, in tokens."""
+        if self.target_tokens is not None:
+            return self.target_tokens
+        return int(self.context_length * self.target_ratio)
 
     @property
     def max_summary_tokens(self) -> int:
