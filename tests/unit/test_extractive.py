@@ -151,9 +151,9 @@ def test_every_user_message_survives_in_any_language() -> None:
     msgs: list[Message] = []
     for i, ask in enumerate(asks):
         msgs += [user(ask), assistant(f"Entendido {i}.")]
-    said = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))[
-        USER_MESSAGES
-    ]
+    sections = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))
+    # the rules among them under Constraints & Preferences, the rest under User Messages
+    said = sections["Constraints & Preferences"] + sections[USER_MESSAGES]
     for ask in asks:
         assert f'"{ask}"' in said
 
@@ -257,7 +257,11 @@ def test_a_small_budget_shrinks_every_section_not_only_the_lists() -> None:
 def test_our_own_counts_do_not_make_a_message_a_fact() -> None:
     # "(said 2 times)" and "(1,234 chars in all)" are ours: a repeated "Thanks!" is no fact,
     # and is not kept before newer messages when the room is short; a real fact is.
-    fillers = [f"Tell me more about the {w} part" for w in "abcdefghijklmnopqrst"]
+    # (Fillers that differ in two words each: alike in one word, they would be quoted once.)
+    fillers = [
+        f"Tell me more about the {a} part and the {b} one"
+        for a, b in zip(DISHES, reversed(DISHES), strict=True)
+    ]
     msgs = [user("Thanks!"), assistant("ok"), user("Thanks!"), assistant("ok")]
     msgs += [user("The invoice number is 4471."), assistant("ok")]
     for text in fillers:

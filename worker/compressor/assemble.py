@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from worker.compressor.markers import (
-    SYSTEM_NOTE,
+    FULL,
+    Framing,
     has_system_note,
     merge_summary,
     render_summary,
@@ -61,18 +62,19 @@ def assemble(
     after: Sequence[Message],
     *,
     placement: Placement,
+    framing: Framing = FULL,
 ) -> Assembled:
     """head + summary + after (the lifted message, then the tail), sanitized."""
     out = list(head)
     if out and out[0].role == "system":
-        out[0] = with_system_note(out[0])
+        out[0] = with_system_note(out[0], framing.system_note)
     rest = list(after)
     if placement == "merge":
         # Neither role fits between its neighbours: it becomes the start of the next message.
-        text = render_summary(summary_body, with_end_marker=True)
+        text = render_summary(summary_body, with_end_marker=True, framing=framing)
         rest[0] = summary_msg = rest[0].with_content(merge_summary(text, rest[0].content))
     else:
-        text = render_summary(summary_body, with_end_marker=placement == "user")
+        text = render_summary(summary_body, with_end_marker=placement == "user", framing=framing)
         summary_msg = Message(role=placement, content=text)
         out.append(summary_msg)
     out.extend(rest)
@@ -81,14 +83,14 @@ def assemble(
     return Assembled(cleaned, index, dropped, stubbed)
 
 
-def with_system_note(msg: Message) -> Message:
+def with_system_note(msg: Message, note: str = FULL.system_note) -> Message:
     """The system prompt with the compaction note appended, once across all passes."""
     if has_system_note(msg.content):
         return msg
     content = msg.content
     if isinstance(content, tuple):
-        return msg.with_content((*content, {"type": "text", "text": SYSTEM_NOTE}))
-    return msg.with_content(f"{content}\n\n{SYSTEM_NOTE}" if content else SYSTEM_NOTE)
+        return msg.with_content((*content, {"type": "text", "text": note}))
+    return msg.with_content(f"{content}\n\n{note}" if content else note)
 
 
 def sanitize_tool_pairs(msgs: Sequence[Message]) -> tuple[list[Message], int, int]:

@@ -14,17 +14,24 @@ from worker.compressor.assemble import (
     strip_old_images,
     summary_placement,
 )
-from worker.compressor.boundaries import Budget, Split, latest_real, plan_split, shrink_head
+from worker.compressor.boundaries import (
+    Budget,
+    Split,
+    head_end,
+    latest_real,
+    plan_split,
+    shrink_head,
+)
 from worker.compressor.config import CompressConfig
 from worker.compressor.cuts import bytes_for
 from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
 from worker.compressor.ledger import Ledger, complete_summary, extract_ledger
 from worker.compressor.markers import (
-    END_MARKER,
+    BRIEF,
     FIXED_SUMMARY_PARTS,
-    SUMMARY_PREFIX,
+    FULL,
     SUMMARY_SEPARATOR,
-    SYSTEM_NOTE,
+    Framing,
     is_summary,
     neutralize_tags,
     summary_body,
@@ -70,7 +77,8 @@ def compress(
         return start.unchanged(noop_reason="too_few_messages")
     carrying = [i for i, msg in enumerate(msgs) if is_summary(msg)]  # earlier summaries
     first_pass = compaction_count == 0 and not previous_summary and not carrying
-    split, placement = _plan(msgs, counts, config, first_pass=first_pass)
+    start = replace(start, config=_room_for_what_was_said(start, first_pass, counter))
+    split, placement = _plan(start, first_pass=first_pass, counter=counter)
     window = _Window.of(msgs, split, carrying)
     if not window.removed:
         return start.unchanged(noop_reason="nothing_to_summarize", split=split)
@@ -149,7 +157,7 @@ def _summarize_window(
             today=job.today,
             focus_topic=focus.text or None,
             budget_tokens=_summary_tokens(start, split, window, job.counter),
-            room_tokens=int(_room_tokens(start, split, job.counter) * _EXTRACTIVE_ROOM_SHARE),
+            room_tokens=int(_room_tokens(start, split, job.counter) * _extractive_share(uses)),
             uses=uses,
             prose=prose,
         ),
@@ -203,8 +211,13 @@ def _fit_ledger(
     fitted = _Fitted.of(ledger, summary, counter)
     budget_bytes = bytes_for(budget)
     if fitted.tokens > budget:
-        smaller = ledger.refit(budget_bytes * budget // fitted.tokens)
-        fitted = _Fitted.of(smaller, summary, counter)
+        for _ in range(_REFITS):  # each try scaled by how far the last one went over
+            budget_bytes = budget_bytes * budget // (fitted.tokens + 1)
+            fitted = _Fitted.of(ledger.refit(budget_bytes), summary, counter)
+            if fitted.tokens <= budget:
+                break
+        else:
+            fitted = _Fitted.of(ledger.refit(0), summary, counter)
         return fitted.ledger, fitted.completed, fitted.appended
     tried = fitted
     for _ in range(_REFITS):
@@ -219,9 +232,16 @@ def _fit_ledger(
 
 _REFITS = 3  # a ledger under its budget is fitted again at most this often
 
-# A rule-based summary may fill this share of the room under the target; the ledger then
-# completes it from the rest.
+
+def _extractive_share(uses: Sequence[object]) -> float:
+    """The share of the room under the target a rule-based summary may fill; the ledger then
+    completes it from the rest (the identifiers, URLs and error lines of tool use). Without
+    tool use, what the summary quotes is what the ledger would list."""
+    return _EXTRACTIVE_ROOM_SHARE if uses else _EXTRACTIVE_CHAT_SHARE
+
+
 _EXTRACTIVE_ROOM_SHARE = 0.6
+_EXTRACTIVE_CHAT_SHARE = 0.9
 
 
 _MIN_SUMMARY_TOKENS = 256  # even a tiny window gets a summary that can say something
@@ -243,23 +263,24 @@ def _room_tokens(start: _Start, split: Split, counter: TokenCounter) -> int:
     kept = sum(counts[: split.head_end]) + sum(counts[split.tail_start :])
     if split.lifted is not None:
         kept += counts[split.lifted]
-    around = sum(counter.count_fixed(t) for t in (SUMMARY_PREFIX, END_MARKER, SYSTEM_NOTE))
-    return config.target - kept - around
+    return config.target - kept - _around_tokens(start, counter)
+
+
+def _around_tokens(start: _Start, counter: TokenCounter) -> int:
+    """The fixed text a compaction puts around its summary (``Framing``)."""
+    return sum(counter.count_fixed(t) for t in start.framing.texts)
 
 
 def _ledger_budget(start: _Start, split: Split, summary: str, counter: TokenCounter) -> int:
     """Tokens the ledger may take: the room left under the target after the summary (counted
-    exactly, with the text we put around it), within [ledger_min_tokens, ledger_max_ratio of
-    the window]."""
-    config = start.config
+    exactly, with the text we put around it). The target is kept to: the summary's own budget
+    left the ledger its floor (``_summary_tokens``)."""
     room = _room_tokens(start, split, counter) - counter.count_text(summary)
-    ceiling = int(config.context_length * config.ledger_max_ratio)
-    return max(_ledger_floor(config), min(room, ceiling))
+    return max(0, room)
 
 
 def _ledger_floor(config: CompressConfig) -> int:
-    """The least the ledger gets, kept inside the room by the summary's budget (a small window
-    keeps near its target)."""
+    """The room an LLM summary's budget leaves the ledger at least (less in a small window)."""
     return min(config.ledger_min_tokens, int(config.context_length * config.ledger_max_ratio) // 8)
 
 
@@ -290,13 +311,24 @@ def _counts(
     return list(given)
 
 
-def _plan(
-    msgs: Sequence[Message], counts: Sequence[int], config: CompressConfig, *, first_pass: bool
-) -> tuple[Split, Placement]:
-    """The split, and where the summary goes; the head gives up messages when no role fits."""
-    budget = Budget(config.tail_budget_tokens, config.tail_soft_ceiling, config.min_tail_messages)
+def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Split, Placement]:
+    """The split, and where the summary goes; the head gives up messages when no role fits.
+
+    A tail of conversation (no tool use in it) gives way to what the user said: when quoting
+    the short things said after the head would not leave the tail its budget under the target
+    (a chat in a small window), the tail keeps only the room they leave. A tail of tool use
+    stays: summarized, it would shrink to one-line accounts."""
+    msgs, counts, config = start.msgs, start.counts, start.config
     protect = config.protect_first_n if first_pass else 0
+    tail_tokens = config.tail_budget_tokens
+    budget = Budget(tail_tokens, config.tail_soft_ceiling, config.min_tail_messages)
     split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
+    if not _uses_tools(msgs[split.tail_start :]):
+        room = config.target - sum(counts[: split.head_end]) - _around_tokens(start, counter)
+        left = room - _said_tokens(msgs, counts, split.head_end)
+        if left < tail_tokens:
+            budget = Budget(max(0, left), config.tail_soft_ceiling, config.min_tail_messages)
+            split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
     anchors = {latest_real(msgs, "user"), latest_real(msgs, "assistant")}
     while split.head_end < split.tail_start:
         after = split.lifted if split.lifted is not None else split.tail_start
@@ -311,6 +343,54 @@ def _plan(
             return split, placement
         split = smaller
     return split, "assistant"  # an empty window: nothing will be placed
+
+
+def _room_for_what_was_said(
+    start: _Start, first_pass: bool, counter: TokenCounter
+) -> CompressConfig:
+    """The config, its target grown (up to ``said_max_ratio`` of the window) to hold the head,
+    the short things the user said after it, and the least of a tail, when no size was asked
+    for and the target is smaller."""
+    config, counts = start.config, start.counts
+    if config.target_tokens is not None:
+        return config
+    head = head_end(start.msgs, protect_first_n=config.protect_first_n if first_pass else 0)
+    needed = (
+        sum(counts[:head])
+        + _said_tokens(start.msgs, counts, head)
+        + _around_tokens(start, counter)
+        + sum(counts[-config.min_tail_messages :])
+    )
+    if needed <= config.target:
+        return config
+    ceiling = int(config.context_length * config.said_max_ratio)
+    return replace(config, target_tokens=max(config.target, min(needed, ceiling)))
+
+
+def _uses_tools(msgs: Sequence[Message]) -> bool:
+    return any(m.role == "tool" or m.tool_calls for m in msgs)
+
+
+def _said_tokens(msgs: Sequence[Message], counts: Sequence[int], start: int) -> int:
+    """What quoting the short things the user said from ``start`` on would take: each distinct
+    one once, a quote's marks and notes counted (a long message is quoted in part, by the
+    summary's own budget)."""
+    seen: set[str] = set()
+    total = 0
+    for i in range(start, len(msgs)):
+        msg = msgs[i]
+        if msg.role != "user" or is_summary(msg):
+            continue
+        text = msg.text()
+        if len(text) <= _SHORT_SAID_CHARS and text not in seen:
+            seen.add(text)
+            total += counts[i] + _QUOTE_TOKENS
+    return total + _SUMMARY_SKELETON_TOKENS if total else 0
+
+
+_SHORT_SAID_CHARS = 600
+_QUOTE_TOKENS = 4  # a bullet, quote marks, a note
+_SUMMARY_SKELETON_TOKENS = 150  # the headings and notes of a rule-based summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +444,11 @@ class _Start:
     def tokens(self) -> int:
         return sum(self.counts)
 
+    @property
+    def framing(self) -> Framing:
+        """Brief under a small target, where the full wording would take the summary's room."""
+        return BRIEF if self.config.target < self.config.brief_framing_below_tokens else FULL
+
     def unchanged(
         self,
         *,
@@ -382,6 +467,7 @@ class _Start:
             noop_reason=noop_reason,
             head_end=split.head_end if split else 0,
             tail_start=split.tail_start if split else len(self.msgs),
+            target_tokens=self.config.target,
             thrash_guard_tripped=self.thrash_guard(0.0),
         )
         report = _with_summarizer(report, facts) if facts else report
@@ -430,7 +516,7 @@ def _finish(
     after = _without_old_summaries([*after, *msgs[split.tail_start :]])
     kept, stripped_images = strip_old_images([*head, *after])  # one current image for both
     head, after = kept[: len(head)], kept[len(head) :]
-    built = assemble(head, body, after, placement=placement)
+    built = assemble(head, body, after, placement=placement, framing=start.framing)
     counts = _output_counts(start, split, built, placement, body, counter)
     tokens_after = sum(counts)
     if tokens_after >= start.tokens:
@@ -449,6 +535,7 @@ def _finish(
         head_end=split.head_end,
         tail_start=split.tail_start,
         savings_pct=savings,
+        target_tokens=start.config.target,
         thrash_guard_tripped=start.thrash_guard(savings),
     )
     report = _with_summarizer(report, facts)
@@ -500,7 +587,7 @@ def _output_counts(
     for i, msg in enumerate(built.messages):
         count = known.get(id(msg))
         if count is None and i == built.summary_index and placement != "merge":
-            parts = summary_parts(body, with_end_marker=placement == "user")
+            parts = summary_parts(body, with_end_marker=placement == "user", framing=start.framing)
             count = counter.count_message(
                 msg,
                 text_tokens=counter.count_joined(

@@ -33,12 +33,18 @@ class CompressConfig:
     serialize_tool_args_head_chars: int = 1_200
     serialize_message_max_chars: int = 12_000
     # After a compaction the transcript should take at most this share of the window. The
-    # ledger uses the room left under it (at least ``ledger_min_tokens``, at most
-    # ``ledger_max_ratio`` of the window); so may the extractive summary, which quotes.
+    # ledger uses the room the summary leaves under it (an LLM summary is asked to leave it at
+    # least ``ledger_min_tokens``, or an eighth of ``ledger_max_ratio`` of a small window); so
+    # may the extractive summary, which quotes.
     target_ratio: float = 0.25
     # A size the caller asked for (``compress --target-tokens``, ``target_tokens`` on a manual
     # compaction): it replaces ``target_ratio`` of the window.
     target_tokens: int | None = None
+    # With no size asked for, the target grows up to this share of the window to hold the short
+    # things the user said (a quarter of a small window cannot).
+    said_max_ratio: float = 0.5
+    # Under a target this small, the text around the summary is said briefly (``markers.BRIEF``).
+    brief_framing_below_tokens: int = 3_000
     ledger_min_tokens: int = 800
     ledger_max_ratio: float = 0.15
     # Anti-thrash: this many consecutive passes under ``ineffective_savings_pct`` stop

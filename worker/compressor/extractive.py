@@ -16,20 +16,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from worker.compressor import cues
 from worker.compressor.cuts import bytes_for, quote, size, snippet
 from worker.compressor.markers import summary_body
 from worker.compressor.messages import Message
 from worker.compressor.paths import text_paths
 from worker.compressor.prompts import SECTIONS
-from worker.compressor.prose import (
-    Prose,
-    decision_tier,
-    distinct,
-    read_prose,
-    rule_or_fact,
-    user_tier,
-)
+from worker.compressor.prose import Prose, decision_tier, distinct, read_prose
+from worker.compressor.salience import Ranked, user_statements
 from worker.compressor.summarizer import SummaryRequest, SummaryResponse
 from worker.compressor.tool_calls import named_paths
 from worker.compressor.tooluse import Shown, ToolUse, fixed_later, later_successes, read_tool_uses
@@ -47,9 +40,8 @@ _FILLERS = frozenset(
     {"None.", "None recorded.", "Nothing recorded.", _NOT_EXTRACTED, _NO_STATE, _NO_PLAN}
 )
 _NUMBERED = re.compile(r"^\s*(\d+)\.\s+(.*)$")
-_SHORT_MESSAGE = 600  # a user message up to this long is quoted whole
+_QUOTE_CHARS = 600  # a user's statement up to this long is quoted whole
 _LEAST_QUOTE = 100  # the task, the goal and the last reply get this much however small the room
-_LONG_MESSAGE_CHARS = 900  # what a long one gets: its rules and facts, first and last words
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +74,7 @@ class ExtractiveSummarizer:
 @dataclass(slots=True)
 class _Facts:
     asks: list[str] = field(default_factory=list)  # user messages, in order
-    rules: list[str] = field(default_factory=list)  # user sentences that state a rule
+    tasks: list[str] = field(default_factory=list)  # those that ask for something (``_asks``)
     decisions: dict[str, int] = field(default_factory=dict)  # quoted, by ``decision_tier``
     blockers: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
@@ -113,53 +105,58 @@ def extractive_summary(
     old = parse_sections(previous or "")
     budget = bytes_for(max(budget_tokens, 150))
     room = _Room(max(budget - _SKELETON_BYTES, budget // 3), _focus_words(focus_topic))
-    sections: dict[str, str] = {}
-    # Filled in order of importance: each takes at most its share of what is left.
-    sections["Active Task"] = _active_task(facts, old, room.left // 4)
-    room.take(sections["Active Task"])
-    said = {
-        _said(s.text, n): user_tier(s.text, times=n, noted=s.weight > 0)
-        for s, n in distinct(prose.asks)
-    }
-    sections[USER_MESSAGES] = room.lines(
-        [*_old_lines(old, USER_MESSAGES), *said],
-        0.45 if uses else 0.6,  # in a chat without tools, what the user said is most of it
-        tier=lambda line: said.get(line, 2),
+    # Filled in order of importance: each takes at most its share of what is left; what is
+    # left at the end goes to the lists that left items out (``_Room.top_up``).
+    said = user_statements(
+        prose.asks,
+        [*_old_lines(old, "Constraints & Preferences"), *_old_lines(old, USER_MESSAGES)],
     )
-    sections["Blocked"] = room.lines(
+    facts.tasks = _tasks(prose, said, tools=bool(uses))
+    active = _active_task(facts, old, room.left // 4)
+    room.take(active)
+    # In a chat without tools, what the user said is most of it.
+    statements = room.statements(said, 0.6 if uses else 0.8)
+    blocked = room.lines(
         [*_failures(uses, shown, open_only=True), *facts.blockers], 0.3, old=old.get("Blocked")
     )
-    sections["Constraints & Preferences"] = room.lines(
-        facts.rules, 0.3, old=old.get("Constraints & Preferences")
-    )
-    sections["Key Decisions"] = room.lines(
+    decisions = room.lines(
         list(facts.decisions),
         0.3 if uses else 0.6,  # and what the assistant advised, the rest
         old=old.get("Key Decisions"),
         tier=lambda line: facts.decisions.get(line, 0),
     )
     written = _unique(p for u in uses for p in u.written)
-    sections["Active State"] = (
-        f"{_WRITTEN}\n" + room.lines(written, 0.3)
-        if written
-        else old.get("Active State") or _NO_STATE
-    )
-    sections["Completed Actions"] = room.actions(
-        old.get("Completed Actions", ""), [_action(u, shown) for u in uses], 0.6
-    )
-    sections["Relevant Files"] = room.lines(_files(facts, uses), 0.3, old=old.get("Relevant Files"))
+    files_written = room.lines(written, 0.3)
+    actions = room.actions(old.get("Completed Actions", ""), [_action(u, shown) for u in uses], 0.6)
+    files = room.lines(_files(facts, uses), 0.3, old=old.get("Relevant Files"))
+    sections: dict[str, str] = {"Active Task": active}
     sections["Goal"] = old.get("Goal") or _goal(facts, room.left // 6)
+    room.take(sections["Goal"])
     sections["In Progress"] = (
         snippet(facts.last_assistant, min(600, max(_LEAST_QUOTE, room.left // 6)))
         if facts.last_assistant
         else old.get("In Progress", "Nothing recorded.")
     )
-    sections["Resolved Questions"] = room.lines(
-        facts.resolved, 0.3, old=old.get("Resolved Questions")
-    )
-    sections["Pending User Asks"] = room.lines(facts.pending, 0.3) or "None."
-    sections["Remaining Work"] = old.get("Remaining Work") or _NO_PLAN
+    room.take(sections["In Progress"])
+    resolved = room.lines(facts.resolved, 0.3, old=old.get("Resolved Questions"))
+    pending = room.lines(facts.pending, 0.3)
     sections["Critical Context"] = _critical(facts, old, previous, room)
+    room.top_up([statements, blocked, files_written, actions, decisions, files, resolved, pending])
+    rules, others = statements.split()
+    sections["Constraints & Preferences"] = rules
+    sections[USER_MESSAGES] = others
+    sections["Blocked"] = blocked.bullets()
+    sections["Key Decisions"] = decisions.bullets()
+    sections["Active State"] = (
+        f"{_WRITTEN}\n" + files_written.bullets()
+        if written
+        else old.get("Active State") or _NO_STATE
+    )
+    sections["Completed Actions"] = actions.numbered()
+    sections["Relevant Files"] = files.bullets()
+    sections["Resolved Questions"] = resolved.bullets()
+    sections["Pending User Asks"] = pending.bullets() or "None."
+    sections["Remaining Work"] = old.get("Remaining Work") or _NO_PLAN
     # In a small room a heading over nothing costs what a quote would: such sections go.
     headed = [
         name
@@ -209,75 +206,153 @@ class _Room:
         *,
         old: str | None = None,
         tier: Callable[[str], int] | None = None,
-    ) -> str:
+    ) -> _Pick:
         """Bullets for ``old``'s items then ``items``, within ``share`` of what is left: items
         on the focus topic first, then by ``tier`` (lower first), the newest first within one;
         shown in their order."""
         merged = _unique([*_bullets_of(old), *items])
         limit = max(self.floor, int(self.left * share))
-        tiers = [tier(item) for item in merged] if tier else [0] * len(merged)
-        keep = self._pick(merged, limit, lambda i: size(i) + 3, tiers)
-        ordered = sorted(keep, key=lambda i: (not self._on_focus(merged[i]), i))
-        text = "\n".join(f"- {merged[i]}" for i in ordered)
-        if len(keep) < len(merged):
-            text += f"\n- ({len(merged) - len(keep)} more left out for length)"
-        self.take(text)
-        return text
+        ranks = [(not self._on_focus(m), float(tier(m) if tier else 0)) for m in merged]
+        pick = _Pick(merged, [size(i) + 3 for i in merged], ranks)
+        pick.fill(limit, strict=True)
+        self.left -= pick.used + 4
+        return pick
 
-    def actions(self, old: str, new: Sequence[str], share: float) -> str:
+    def statements(self, ranked: Sequence[Ranked], share: float) -> _Statements:
+        """What the user said, within ``share`` of what is left: on the focus topic first,
+        then by salience, the newest first between equals."""
+        texts = [r.render(_QUOTE_CHARS) for r in ranked]
+        pick = _Statements(ranked, texts, [self._on_focus(t) for t in texts])
+        pick.fill(max(self.floor, int(self.left * share)), strict=False)
+        self.left -= pick.used + 8
+        return pick
+
+    def actions(self, old: str, new: Sequence[str], share: float) -> _Actions:
         """Numbered actions, continuing ``old``'s numbering; failures and writes are kept first,
         then the newest; what is left out is named by its numbers."""
         items = [(int(m[1]), m[2]) for line in old.splitlines() if (m := _NUMBERED.match(line))]
         start = items[-1][0] + 1 if items else 1
         items += [(start + i, text) for i, text in enumerate(new)]
-        if not items:
-            return "None recorded."
-        limit = max(2 * self.floor, int(self.left * share))
         texts = [f"{n}. {text}" for n, text in items]
-        tiers = [0 if _IMPORTANT.search(t) else 1 for _, t in items]
-        keep = self._pick(texts, limit, lambda i: size(i) + 1, tiers)
-        shown = [texts[i] for i in sorted(keep)]
-        if len(keep) < len(items):
-            first, last = items[0][0], items[-1][0]
-            shown.insert(
-                0,
-                f"({len(items) - len(keep)} of actions {first}-{last} left out for length; "
-                "failures and writes are kept first)",
-            )
-        text = "\n".join(shown)
-        self.take(text)
-        return text
+        ranks = [(not self._on_focus(t), 0.0 if _IMPORTANT.search(t) else 1.0) for t in texts]
+        pick = _Actions([n for n, _ in items], texts, ranks)
+        pick.fill(max(2 * self.floor, int(self.left * share)), strict=True)
+        self.left -= pick.used + 4
+        return pick
 
-    def _pick(
-        self,
-        texts: Sequence[str],
-        limit: int,
-        cost: Callable[[str], int],
-        tiers: Sequence[int],
-    ) -> set[int]:
-        """Which of ``texts`` fit ``limit``: on the focus topic first, then by tier, the newest
-        first within one. A shorter item may take the place of one that did not fit, but not
-        one of a lower rank: nothing less important is shown while something more is left out."""
-        rank = [(not self._on_focus(text), tier) for text, tier in zip(texts, tiers, strict=True)]
-        order = sorted(range(len(texts)), key=lambda i: (rank[i], -i))
-        keep: set[int] = set()
-        used = 0
-        missed: tuple[bool, int] | None = None  # the rank of the first item that did not fit
-        for i in order:
-            if missed is not None and rank[i] > missed:
-                break
-            if used + cost(texts[i]) > limit:
-                missed = missed or rank[i]
-                continue
-            keep.add(i)
-            used += cost(texts[i])
-        return keep
+    def top_up(self, picks: Sequence[_Pick]) -> None:
+        """What is left of the room goes to the lists that left items out, in this order: the
+        room under the target is used before anything is left out for length."""
+        for pick in picks:
+            if self.left <= 0:
+                return
+            self.left -= pick.fill(pick.used + self.left, strict=False)
 
     def _on_focus(self, text: str) -> bool:
         if not self.focus:
             return False
         lowered = text.casefold()
         return any(word in lowered for word in self.focus)
+
+
+class _Pick:
+    """A list section's items (in their order), which of them are kept, and what they cost."""
+
+    def __init__(
+        self,
+        items: Sequence[str],
+        costs: Sequence[int],
+        ranks: Sequence[tuple[bool, float]],  # (not on the focus topic, tier): lower first
+    ) -> None:
+        self.items = items
+        self.costs = costs
+        self.ranks = ranks
+        self.order = sorted(range(len(items)), key=lambda i: (ranks[i], -i))
+        self.keep: set[int] = set()
+        self.used = 0
+
+    def fill(self, limit: int, *, strict: bool) -> int:
+        """Keep more items, most important first (the newest first within a rank), while they
+        fit ``limit``; the bytes this added. ``strict``: a shorter item may take the place of
+        one that did not fit, but not one of a lower rank: nothing less important is shown
+        while something more is left out."""
+        before = self.used
+        missed: tuple[bool, float] | None = None
+        for i in self.order:
+            if i in self.keep:
+                continue
+            if strict and missed is not None and self.ranks[i] > missed:
+                break
+            if self.used + self.costs[i] > limit:
+                missed = missed or self.ranks[i]
+                continue
+            self.keep.add(i)
+            self.used += self.costs[i]
+        return self.used - before
+
+    @property
+    def left_out(self) -> int:
+        return len(self.items) - len(self.keep)
+
+    def shown(self) -> list[int]:
+        """The kept items in their order, those on the focus topic first."""
+        return sorted(self.keep, key=lambda i: (self.ranks[i][0], i))
+
+    def bullets(self) -> str:
+        text = "\n".join(f"- {self.items[i]}" for i in self.shown())
+        if self.left_out:
+            text += f"\n- ({self.left_out} more left out for length)"
+        return text.lstrip("\n")
+
+
+class _Statements(_Pick):
+    """What the user said, ranked by salience; shown as the rules (anything that instructs or
+    restricts) and the rest."""
+
+    def __init__(
+        self, ranked: Sequence[Ranked], texts: Sequence[str], focus: Sequence[bool]
+    ) -> None:
+        ranks = [(not on, -r.score) for r, on in zip(ranked, focus, strict=True)]
+        super().__init__(texts, [size(t) + 3 for t in texts], ranks)
+        self.ranked = ranked
+
+    def split(self) -> tuple[str, str]:
+        """(rules, the rest) as bullets; what was left out is counted under the rest."""
+        shown = self.shown()
+        rules = [f"- {self.items[i]}" for i in shown if self._rule(i)]
+        rest = [f"- {self.items[i]}" for i in shown if not self._rule(i)]
+        if self.left_out:
+            rest.append(f"- ({self.left_out} more left out for length)")
+        return "\n".join(rules), "\n".join(rest)
+
+    def _rule(self, i: int) -> bool:
+        """A short statement that instructs or restricts (a long message is quoted in part,
+        with the rest of what was said)."""
+        r = self.ranked[i]
+        return r.directive > 0 and not r.superseded and len(r.text) <= _QUOTE_CHARS
+
+
+class _Actions(_Pick):
+    """Numbered actions; what is left out is named by its numbers."""
+
+    def __init__(
+        self, numbers: Sequence[int], texts: Sequence[str], ranks: Sequence[tuple[bool, float]]
+    ) -> None:
+        super().__init__(texts, [size(t) + 1 for t in texts], ranks)
+        self.numbers = numbers
+
+    def numbered(self) -> str:
+        if not self.items:
+            return "None recorded."
+        shown = [self.items[i] for i in sorted(self.keep)]
+        if self.left_out:
+            first, last = self.numbers[0], self.numbers[-1]
+            shown.insert(
+                0,
+                f"({self.left_out} of actions {first}-{last} left out for length; "
+                "failures and writes are kept first)",
+            )
+        return "\n".join(shown)
 
 
 # A failed action or a file written: kept in Completed Actions before the others.
@@ -294,7 +369,6 @@ def _focus_words(topic: str | None) -> frozenset[str]:
 def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Facts:
     facts = _Facts()
     facts.asks = [s.text for s in prose.asks]
-    facts.rules = [quote(s.text, 300) for s in prose.rules]
     for s, times in distinct(prose.decisions, template=True):
         facts.decisions[f'"{quote(s.text, 320)}"'] = decision_tier(s, times)
     facts.blockers = [
@@ -322,26 +396,17 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
     return facts
 
 
-def _said(text: str, times: int = 1) -> str:
-    """A user message as an exact quote: whole when short; else its first words, the sentences
-    that state rules or facts, and its last words, in order, within a bound."""
-    stripped = " ".join(text.split())
-    again = f" (said {times} times)" if times > 1 else ""
-    if len(stripped) <= _SHORT_MESSAGE:
-        return f'"{stripped}"{again}'
-    parts = list(cues.sentences(text[:20_000]))
-    chosen = {0, len(parts) - 1} | {i for i, (_, s) in enumerate(parts) if rule_or_fact(s)}
-    quoted: list[str] = []
-    used = 0
-    for i, (_, sentence) in enumerate(parts):
-        if i not in chosen:
-            continue
-        piece = quote(sentence, 300)
-        if used + len(piece) > _LONG_MESSAGE_CHARS and quoted:
-            break
-        quoted.append(piece)
-        used += len(piece)
-    return '"' + " … ".join(quoted) + f'" ({len(stripped):,} chars in all){again}'
+def _tasks(prose: Prose, said: Sequence[Ranked], *, tools: bool) -> list[str]:
+    """The user messages that ask for something (what Active Task and Goal quote), in order:
+    beside an agent at work, any but an acknowledgement; in a chat, those that say something
+    (a remark said again and again is chatter, not an ask). Never one superseded by a later
+    one: an ask said again in other words is asked as it was said last."""
+    current = {
+        r.at
+        for r in said
+        if not r.superseded and r.score > 0 and (tools or r.times == 1 or r.directive)
+    }
+    return [s.text for s in prose.asks if s.at in current]
 
 
 def _failures(uses: Sequence[ToolUse], shown: Shown, *, open_only: bool) -> list[str]:
@@ -384,16 +449,16 @@ def _files(facts: _Facts, uses: Sequence[ToolUse]) -> list[str]:
 
 
 def _goal(facts: _Facts, most: int) -> str:
-    if not facts.asks:
+    if not facts.tasks:
         return "Not stated."
-    if len(facts.asks) == 1:
+    if len(facts.tasks) == 1:
         return "As in the Active Task."
-    return f'User asked: "{quote(facts.asks[0], min(500, max(_LEAST_QUOTE, most)))}"'
+    return f'User asked: "{quote(facts.tasks[0], min(500, max(_LEAST_QUOTE, most)))}"'
 
 
 def _active_task(facts: _Facts, old: dict[str, str], most: int) -> str:
-    if facts.asks:
-        return f'User asked: "{quote(facts.asks[-1], min(2000, max(_LEAST_QUOTE, most)))}"'
+    if facts.tasks:
+        return f'User asked: "{quote(facts.tasks[-1], min(2000, max(_LEAST_QUOTE, most)))}"'
     return old.get("Active Task") or "None."
 
 

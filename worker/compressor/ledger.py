@@ -13,23 +13,15 @@ summary, ``complete_summary`` appends only the entries the summary left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, TypeAlias
 
-from worker.compressor import cues
+from worker.compressor import cues, salience
 from worker.compressor import ledger_scan as scan
 from worker.compressor.cuts import quote, size
 from worker.compressor.paths import text_paths
-from worker.compressor.prose import (
-    NAME_PAIR,
-    Prose,
-    Said,
-    decision_tier,
-    distinct,
-    names_someone,
-    user_tier,
-)
+from worker.compressor.prose import NAME_PAIR, Prose, decision_tier, distinct, names_someone
 from worker.compressor.tooluse import Reading, Shown, ToolUse, fixed_later, later_successes
 from worker.compressor.turns import Turn
 
@@ -73,6 +65,7 @@ class Entry(NamedTuple):
     rank: int  # lower goes first when the budget is short
     order: int  # where it was found in the window (chronological)
     exit_code: int | None = None  # commands: the code their result reported
+    weight: float = 0.0  # within a rank, more first (what the user said: its salience)
 
     def render(self) -> str:
         return f"- {_LABELS[self.kind]}: {self.text}"
@@ -146,11 +139,19 @@ def extract_ledger(
     them, redacted), ``uses`` (its tool uses) and ``prose`` (what was said in it); ``reading``
     holds later uses too, which may resolve a failure. Entries ``summary`` already holds cost
     nothing against ``budget_bytes``: only what would be appended to it is counted."""
-    found = [*_from_uses(uses, reading, shown), *_from_prose(prose)]
+    ranked = salience.user_statements(prose.asks)
+    found = [*_from_uses(uses, reading, shown), *_from_prose(prose, ranked)]
     # Identifiers (commits, issues, UUIDs) from what people wrote; a tool output's are its
-    # data (a log, a diff), and its excerpt is read for URLs only.
+    # data (a log, a diff), and its excerpt is read for URLs only. What the user said and said
+    # again otherwise later is listed with that statement, marked, not on its own.
+    replaced = {r.at for r in ranked if r.superseded}
     found += _exact_strings(
-        [(t.at, t.message.text()) for t in turns if t.message.role != "tool"], ids=True
+        [
+            (t.at, t.message.text())
+            for t in turns
+            if t.message.role != "tool" and t.at not in replaced
+        ],
+        ids=True,
     )
     found += _exact_strings(
         [(t.at, t.message.text()) for t in turns if t.message.role == "tool"], ids=False
@@ -215,13 +216,15 @@ def _exact_strings_of_call(use: ToolUse, shown: Shown, order: int, *, ids: bool)
     return out
 
 
-def _from_prose(prose: Prose) -> list[Entry]:
+def _from_prose(prose: Prose, ranked: Sequence[salience.Ranked]) -> list[Entry]:
     out: list[Entry] = []
-    rules: dict[int, list[str]] = {}
-    for said in prose.rules:
-        rules.setdefault(said.at, []).append(said.text)
-    for said, times in distinct(prose.asks):
-        out += _user_entries(said, rules, times)
+    for said in prose.asks:
+        out += [
+            Entry("user_file", p, (p,), _RANK["user_file"], said.at)
+            for p in text_paths(said.text[:20_000])
+        ]
+    for statement in ranked:
+        out += _user_entries(statement)
     for said, times in distinct(prose.decisions, template=True):
         quoted = quote(said.text, _QUOTE_CHARS)
         needle = quoted.split("…[", 1)[0]
@@ -230,27 +233,29 @@ def _from_prose(prose: Prose) -> list[Entry]:
     return out
 
 
-def _user_entries(said: Said, rules: Mapping[int, list[str]], times: int) -> list[Entry]:
-    """What the user said: a short message whole; of a long one its opening, its rules and
-    the sentences that name something; and the files they named. ``rules``: by message index,
-    the sentences the prose reader found a rule in."""
-    order = said.at
-    stripped = said.text.strip()
-    out = [
-        Entry("user_file", p, (p,), _RANK["user_file"], order)
-        for p in text_paths(stripped[:20_000])
-    ]
+def _user_entries(ranked: salience.Ranked) -> list[Entry]:
+    """What the user said, as the salience model ranks it: a short statement whole (with what
+    its family adds: how often, the values it superseded, or that it was superseded); of a
+    long message its opening sentence and its most salient ones."""
+    rank = _user_rank(ranked)
+    stripped = ranked.text.strip()
     if len(stripped) <= _QUOTE_CHARS:
-        whole = " ".join(stripped.split())
-        return [*out, _said(whole, order, _user_rank(whole, times, said.weight > 0))]
+        needle = quote(stripped, _QUOTE_CHARS)
+        return [_said(ranked.render(_QUOTE_CHARS), needle, ranked, rank)]
     # A long message (a pasted task, a log) is the summary's to condense: the ledger keeps its
-    # opening sentence and the sentences that state a rule or name someone or something.
-    first = next(cues.sentences(stripped[:20_000]), None)
-    if first is not None:
-        out.append(_said(first[1], order, _user_rank(first[1], times, said.weight > 0)))
-    kept = [*rules.get(order, ()), *(s for _, s in _named_facts(stripped))]
-    out += [_said(sentence, order, _RANK["user_rule"]) for sentence in dict.fromkeys(kept)]
+    # opening sentence and its most salient ones.
+    parts = [sentence for _, sentence in cues.sentences(stripped[:20_000])]
+    chosen = salience.salient_sentences(parts, _LONG_QUOTE_CHARS) if parts else []
+    out = []
+    for k, i in enumerate(chosen):
+        if k and i == len(parts) - 1 and len(chosen) > 1:
+            continue  # its last words: the summary's
+        quoted = quote(parts[i], _QUOTE_CHARS)
+        out.append(_said(f'"{quoted}"', quoted.split("…[", 1)[0], ranked, rank))
     return out
+
+
+_LONG_QUOTE_CHARS = 900
 
 
 def _named_facts(text: str) -> list[tuple[int, str]]:
@@ -284,14 +289,18 @@ def named_at(text: str) -> list[int]:
             pos = pair.end()
 
 
-def _said(sentence: str, order: int, rank: int) -> Entry:
-    quoted = quote(sentence, _QUOTE_CHARS)
-    return Entry("user", f'"{quoted}"', (quoted.split("…[", 1)[0],), rank, order)
+def _said(text: str, needle: str, ranked: salience.Ranked, rank: int) -> Entry:
+    return Entry("user", text, (needle,), rank, ranked.at, weight=ranked.score)
 
 
-def _user_rank(sentence: str, times: int, noted: bool) -> int:
-    """A rule or a fact first; then a statement; a question or a short reply last."""
-    return _USER_RANKS[user_tier(sentence, times=times, noted=noted)]
+def _user_rank(ranked: salience.Ranked) -> int:
+    """What instructs or restricts, or carries much found nowhere else, first; then other
+    statements; what was superseded, and what says little, last."""
+    if ranked.superseded or ranked.score < salience.LOW:
+        return _RANK["user_reply"]
+    if ranked.directive or ranked.score >= salience.HIGH:
+        return _RANK["user_rule"]
+    return _RANK["user"]
 
 
 _DECISION_RANKS = (
@@ -300,13 +309,6 @@ _DECISION_RANKS = (
     _RANK["weak_decision"],
     _RANK["id"],
     _RANK["id"],
-)
-_USER_RANKS = (
-    _RANK["user_rule"],
-    _RANK["user_rule"],
-    _RANK["user"],
-    _RANK["user_reply"],
-    _RANK["user_reply"],
 )
 
 
@@ -340,7 +342,7 @@ def _unique(entries: Iterable[Entry]) -> list[Entry]:
 def _costed(entries: list[Entry], summary: str) -> tuple[tuple[Entry, int], ...]:
     """The entries most important first (the newest first within a rank), each with its cost
     in bytes: nothing for one the summary holds already."""
-    ranked = sorted(entries, key=lambda e: (e.rank, -e.order))
+    ranked = sorted(entries, key=lambda e: (e.rank, -e.weight, -e.order))
     return tuple(
         (e, 0 if summary and e.present_in(summary) else size(e.render()) + 1) for e in ranked
     )

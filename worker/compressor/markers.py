@@ -10,6 +10,8 @@ summary of ours is recognized by its whole shape, not by the tag alone (``is_sum
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from worker.compressor.messages import TEXT_PART_TYPES, Content, Message, content_text
 
 SUMMARY_TAG = "[COMPACTED CONTEXT — REFERENCE ONLY]"
@@ -38,15 +40,49 @@ SYSTEM_NOTE = (
     "context space. Treat that summary as background, build on the state it describes instead "
     "of repeating finished work, and keep following these system instructions."
 )
+# The same, said briefly: in a small window the full wording would take the room of what the
+# summary is there to keep.
+BRIEF_PREFIX = (
+    f"{SUMMARY_TAG} Earlier turns, compacted: background, not instructions (what they asked "
+    "was handled). Continue from the newest message after this; the exact turns can be "
+    "recalled."
+)
+BRIEF_END_MARKER = f"{END_TAG} ---"
+BRIEF_NOTE = (
+    f"{NOTE_TAG} Earlier turns were compacted into a reference summary; these instructions "
+    "still hold."
+)
+_PREFIXES = (SUMMARY_PREFIX, BRIEF_PREFIX, *EARLIER_SUMMARY_PREFIXES)
+_END_MARKERS = (END_MARKER, BRIEF_END_MARKER)
 
 
-def render_summary(body: str, *, with_end_marker: bool) -> str:
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """What a compaction puts around its summary: the prefix, the end marker (for a summary
+    in or merged into a user message), and the note in the system prompt."""
+
+    prefix: str
+    end_marker: str
+    system_note: str
+
+    @property
+    def texts(self) -> tuple[str, str, str]:
+        return self.prefix, self.end_marker, self.system_note
+
+
+FULL = Framing(SUMMARY_PREFIX, END_MARKER, SYSTEM_NOTE)
+BRIEF = Framing(BRIEF_PREFIX, BRIEF_END_MARKER, BRIEF_NOTE)
+
+
+def render_summary(body: str, *, with_end_marker: bool, framing: Framing = FULL) -> str:
     """The summary message text: prefix, body and (for user-role placement) the end marker."""
-    return SUMMARY_SEPARATOR.join(summary_parts(body, with_end_marker=with_end_marker))
+    parts = summary_parts(body, with_end_marker=with_end_marker, framing=framing)
+    return SUMMARY_SEPARATOR.join(parts)
 
 
 SUMMARY_SEPARATOR = "\n\n"
-FIXED_SUMMARY_PARTS = frozenset({SUMMARY_PREFIX, END_MARKER})  # the same in every summary
+# The same in every summary.
+FIXED_SUMMARY_PARTS = frozenset({SUMMARY_PREFIX, END_MARKER, BRIEF_PREFIX, BRIEF_END_MARKER})
 
 
 # What a summary body says instead of our tags. An LLM that echoes the end tag (or a user ask
@@ -63,10 +99,10 @@ def neutralize_tags(body: str) -> str:
     return body
 
 
-def summary_parts(body: str, *, with_end_marker: bool) -> list[str]:
+def summary_parts(body: str, *, with_end_marker: bool, framing: Framing = FULL) -> list[str]:
     """``render_summary``'s paragraphs, for counting them one at a time."""
-    parts = [SUMMARY_PREFIX, body.strip()]
-    return [*parts, END_MARKER] if with_end_marker else parts
+    parts = [framing.prefix, body.strip()]
+    return [*parts, framing.end_marker] if with_end_marker else parts
 
 
 def is_summary(msg: Message) -> bool:
@@ -86,9 +122,7 @@ def is_summary(msg: Message) -> bool:
     text = content if type(content) is str else _carrier_text(content)
     if not text.startswith(SUMMARY_TAG):
         return False
-    return END_TAG in text or (
-        role == "assistant" and text.startswith((SUMMARY_PREFIX, *EARLIER_SUMMARY_PREFIXES))
-    )
+    return END_TAG in text or (role == "assistant" and text.startswith(_PREFIXES))
 
 
 def _carrier_text(content: Content) -> str:
@@ -107,7 +141,7 @@ def summary_body(msg: Message) -> str | None:
         return None
     text = content_text(msg.content)
     body = text[len(SUMMARY_TAG) :]
-    for prefix in (SUMMARY_PREFIX, *EARLIER_SUMMARY_PREFIXES):
+    for prefix in _PREFIXES:
         _, sep, rest = text.partition(prefix)
         if sep:
             body = rest
@@ -131,8 +165,12 @@ def without_summary(msg: Message) -> Message | None:
     if isinstance(content, tuple):
         rest = content[1:]
         return msg.with_content(rest) if rest or msg.tool_calls else None
-    _, sep, after = (content or "").partition(END_MARKER)
-    after = after.strip() if sep else ""
+    after = ""
+    for marker in _END_MARKERS:
+        _, sep, following = (content or "").partition(marker)
+        if sep:
+            after = following.strip()
+            break
     if after or msg.tool_calls:
         return msg.with_content(after or None)
     return None

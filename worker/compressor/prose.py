@@ -330,7 +330,7 @@ def user_tier(text: str, *, times: int = 1, noted: bool = False) -> int:
     stated = _without(text, [(_sentence_start(text, start), end) for start, end in asked])
     if rule_or_fact(stated):
         return 0
-    if _acknowledges(text) or _thanks(text):
+    if _acknowledges(text) or thanks(text):
         return 4
     if times > 1 or (asked and not rule_or_fact(_without(text, asked))):
         return 3
@@ -443,7 +443,7 @@ def _acknowledges(text: str, most: int = 24) -> bool:
     return len(stripped) < most and len(stripped.split()) < max(3, most // 6)
 
 
-def _thanks(text: str) -> bool:
+def thanks(text: str) -> bool:
     """A user's short thank-you with a few words more ("¡Gracias, eso me sirve!", "Merci, ça
     marche !"): an acknowledgement in any language, where word counts differ."""
     stripped = text.strip()

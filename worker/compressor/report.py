@@ -39,6 +39,9 @@ class CompactionReport:
     head_end: int = 0
     tail_start: int = 0
     savings_pct: float = 0.0
+    # The size this pass aimed for: the one asked for, or its share of the window (grown, when
+    # none was asked for, to hold the short things the user said).
+    target_tokens: int = 0
     thrash_guard_tripped: bool = False  # with this pass, automatic compaction should stop
     notes: tuple[str, ...] = field(default_factory=tuple)
 

@@ -100,8 +100,10 @@ def summarize_turns(turns: Sequence[Turn], *, previous: str | None, job: Job) ->
 def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: Folded) -> Folded:
     """A rule-based summarizer reads the messages, not a prompt: one call, nothing to bound.
 
-    It sizes its text by an estimate; when the text comes out well over its budget by our
-    exact count (CJK text estimates low), it is asked once more with the budget scaled down.
+    It sizes its text by an estimate (bytes); when the text comes out well over its budget by
+    our exact count (CJK text estimates low), it is asked once more with the budget scaled
+    down; when it comes out well under it and left something out (Latin text estimates high),
+    once more scaled up, and the larger text is taken if it fits.
     """
     window = [t.message for t in turns]
     uses, prose = _read_in(turns, job)
@@ -111,17 +113,27 @@ def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: F
         limit = request.rule_based_tokens
         tokens = job.counter.count_text(outcome.text)
         if tokens > limit * _RULE_BASED_SLACK:
-            scaled = replace(
-                request,
-                budget_tokens=request.budget_tokens * limit // tokens,
-                room_tokens=(request.room_tokens or 0) * limit // tokens,
-            )
-            outcome = _call_or_error(job, scaled, folded)
+            outcome = _call_or_error(job, _scaled(request, limit, tokens), folded)
+        elif tokens < limit * _RULE_BASED_UNDER and _LEFT_OUT in outcome.text:
+            larger = _call_or_error(job, _scaled(request, limit, max(tokens, 1)), folded)
+            if isinstance(larger, SummaryResponse) and job.counter.count_text(larger.text) <= limit:
+                outcome = larger
     folded.text = _accepted(outcome, folded, turns, previous, job)
     return folded
 
 
+def _scaled(request: SummaryRequest, limit: int, tokens: int) -> SummaryRequest:
+    """``request`` with its budgets scaled by ``limit / tokens``."""
+    return replace(
+        request,
+        budget_tokens=request.budget_tokens * limit // tokens,
+        room_tokens=(request.room_tokens or 0) * limit // tokens,
+    )
+
+
 _RULE_BASED_SLACK = 1.1
+_RULE_BASED_UNDER = 0.9
+_LEFT_OUT = "left out for length"
 
 
 @dataclass(frozen=True, slots=True)
