@@ -115,6 +115,14 @@ class CueSet:
         self._needles = Needles(words)
         self.names = tuple(cues)
 
+    def any_in(self, text: str) -> bool:
+        """Some word of some cue stands in ``text`` (any case)."""
+        lowered = text.lower()
+        return any(
+            self._cjk[i] or _stands_alone(lowered, start, end)
+            for i, start, end in self._needles.matches(lowered)
+        )
+
     def scan(self, lowered: str) -> dict[str, list[int]]:
         """For each cue name, where its words stand in ``lowered`` (sorted)."""
         found: dict[str, list[int]] = {name: [] for name in self.names}
@@ -144,7 +152,7 @@ def _stands_alone(text: str, start: int, end: int) -> bool:
 
 
 def is_cjk(word: str) -> bool:
-    return any(c > _CJK_FROM for c in word)
+    return bool(word) and max(word) > _CJK_FROM
 
 
 _CJK_FROM = "\u2e80"  # CJK radicals and all scripts after them

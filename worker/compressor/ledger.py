@@ -244,7 +244,7 @@ def _user_entries(ranked: salience.Ranked) -> list[Entry]:
         return [_said(ranked.render(_QUOTE_CHARS), needle, ranked, rank)]
     # A long message (a pasted task, a log) is the summary's to condense: the ledger keeps its
     # opening sentence and its most salient ones.
-    parts = [sentence for _, sentence in cues.sentences(stripped[:20_000])]
+    parts = salience.sentences_of(stripped)
     chosen = salience.salient_sentences(parts, _LONG_QUOTE_CHARS) if parts else []
     out = []
     for k, i in enumerate(chosen):

@@ -50,6 +50,8 @@ _TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?:am|pm)?")
 _MONEY = re.compile(r"[$€£¥₹]\s?\d[\d,.]*[kKmM]?|\d[\d,.]*[$€£¥₹]")
 _NUMBER = re.compile(r"[#~+-]?\d[\d,.]*(?:%|[a-z]{1,3})?")
 _HOST = re.compile(r"[a-z][\w-]*(?:\.[a-z0-9][\w-]*)+")
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +66,13 @@ def tokens(text: str) -> list[Token]:
     of CJK characters becomes its overlapping pairs (CJK writes no spaces between words)."""
     out: list[Token] = []
     sentence_start = True
+    ascii_only = text.isascii()
     for raw in text.split():
         word = raw.strip(_EDGE_PUNCT)
         if word.endswith(("'s", "\u2019s")):
             word = word[:-2]
         if word and (len(word) > 1 or word.isdigit()):
-            if cues.is_cjk(word):
+            if not ascii_only and cues.is_cjk(word):
                 out += _cjk_tokens(word)
             else:
                 out.append(Token(word.lower(), _shape(word, sentence_start), word))
@@ -103,6 +106,8 @@ def _cjk_tokens(word: str) -> list[Token]:
 
 
 def _shape(word: str, sentence_start: bool) -> int:
+    if word.isalpha():  # most tokens: a word or a name
+        return NAME if _named(word, sentence_start) else WORD
     lowered = word.lower()
     if "://" in word:
         return URL
@@ -114,8 +119,8 @@ def _shape(word: str, sentence_start: bool) -> int:
         return TIME
     if _MONEY.fullmatch(word):
         return MONEY
-    has_digit = any(c.isdigit() for c in word)
-    has_alpha = any(c.isalpha() for c in word)
+    has_digit = _DIGIT.search(word) is not None
+    has_alpha = _LETTER.search(word) is not None
     if "/" in word.strip("/") and has_alpha:
         return PATH
     if has_digit and _NUMBER.fullmatch(lowered):
@@ -135,9 +140,9 @@ def _named(word: str, sentence_start: bool) -> bool:
     if not word[0].isupper():
         return False
     rest = word[1:]
-    if any(c.isupper() for c in rest):
-        return True  # OAuth, LANTERN, MySQL
-    return not sentence_start and any(c.islower() for c in rest)
+    if not rest.islower():
+        return any(c.isupper() for c in rest)  # OAuth, LANTERN, MySQL
+    return not sentence_start
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,10 +425,14 @@ def carried(line: str, at: int) -> Statement | None:
     )
 
 
+# Of a long message (a task, a paste), its opening is what it is scored by.
+_SCORED_CHARS = 2_000
+
+
 def rank(said: Sequence[Statement]) -> list[Ranked]:
     """Every statement of ``said`` as its family ranks it, in order of where it was said (a
     group of statements alike once, at the place of its latest member)."""
-    toks = [tokens(without_label(s.text)) for s in said]
+    toks = [tokens(without_label(s.text[:_SCORED_CHARS])) for s in said]
     groups = _alike_groups(toks)
     family = _subject_families(said, toks, groups)
     members: dict[int, list[int]] = {}
@@ -619,6 +628,7 @@ def _subject_families(
 
 
 _MIN_FRAME = 4  # shorter statements ("ok thanks", "sounds good") are not templates
+_MAX_FRAME = 60  # nor longer ones (a task, a paste): alike only when said again as they were
 
 
 def _frame(toks: Sequence[Token]) -> tuple[str, ...]:
@@ -631,7 +641,7 @@ def _alike(toks: Sequence[list[Token]]) -> list[list[int]]:
     by_key: dict[tuple[str, ...], list[int]] = {}
     for i, ts in enumerate(toks):
         frame = _frame(ts)
-        if len(frame) < _MIN_FRAME:
+        if len(frame) < _MIN_FRAME or len(frame) > _MAX_FRAME:
             by_key.setdefault(("=", *(t.norm for t in ts)), []).append(i)  # said again exactly
             continue
         by_key.setdefault(frame, []).append(i)
@@ -779,21 +789,50 @@ _WHOLE_CHARS = 600  # a message up to this long is one statement, quoted whole
 def excerpt(text: str, limit: int) -> str:
     """An exact quote of a long ``text`` within about ``limit`` characters: its first sentence,
     its most salient ones, its last, in order, joined by " … "."""
-    parts = [s for _, s in cues.sentences(text[:20_000])]
+    parts = sentences_of(text)
     if len(parts) <= 2:
         return quote(text, limit)
     chosen = salient_sentences(parts, limit)
     return " … ".join(quote(parts[i], max(limit // 3, 120)) for i in chosen)
 
 
+def sentences_of(text: str) -> list[str]:
+    """The sentences a long message is quoted from: those of its first ``_EXCERPT_FROM``
+    characters, and its last one."""
+    parts = [s for _, s in cues.sentences(text[:_EXCERPT_FROM])]
+    if len(text) > _EXCERPT_FROM:
+        last = [s for _, s in cues.sentences(text[-_LAST_CHARS:])][-1:]
+        parts += [s for s in last if s not in parts[-1:]]
+    return parts
+
+
+_EXCERPT_FROM = 3_000
+_LAST_CHARS = 400
+
+
 def salient_sentences(parts: Sequence[str], limit: int) -> list[int]:
     """Of a long message's sentences, in order: the first, the last, and the most salient
-    others while they fit ``limit`` characters in all."""
+    others while they fit ``limit`` characters in all (each scored as a statement is, its
+    tokens counted against the message's other sentences; no families within one message).
+    Only a sentence with a shaped token or a directive's word can score above the words it
+    holds: the others are not tokenized."""
     chosen = {0, len(parts) - 1}
     used = len(parts[0]) + len(parts[-1])
-    ranked = rank([Statement(i, s) for i, s in enumerate(parts)])
-    for r in sorted(ranked, key=lambda r: -r.score):
-        if r.at not in chosen and used + len(r.text) <= limit:
-            chosen.add(r.at)
-            used += len(r.text)
+    hinted = [i for i, p in enumerate(parts) if _HINT.search(p) or _DIRECTIVE_CUES.any_in(p)]
+    toks = {i: tokens(without_label(parts[i])) for i in hinted}
+    df: dict[str, int] = {}
+    for ts in toks.values():
+        for norm in {t.norm for t in ts}:
+            df[norm] = df.get(norm, 0) + 1
+    scores = {
+        i: _score(Statement(i, parts[i]), ts, df, times=1, changed=False) for i, ts in toks.items()
+    }
+    for i in sorted(scores, key=lambda i: -scores[i]):
+        if i not in chosen and used + len(parts[i]) <= limit:
+            chosen.add(i)
+            used += len(parts[i])
     return sorted(chosen)
+
+
+# What a shaped token needs: a digit, a path's or an address's mark, a capital inside a sentence.
+_HINT = re.compile(r"[\d/@]|\S\s+[^\W\d_a-z]|://")
