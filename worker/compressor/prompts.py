@@ -88,6 +88,17 @@ _FOCUS = (
     "in one line or not at all when it does not matter. Secrets stay out even here."
 )
 
+# What the user said that a summary must not lose, listed from the whole window in every call
+# (a later chunk's turns may not hold it, and the running summary may have dropped it).
+_USER_SAID = (
+    "WHAT THE USER SAID that must carry over: the rules, facts and preferences below were "
+    "picked from all of the turns being compacted, in order. Keep each one that still holds, "
+    "word for word and in the user's language, under Constraints & Preferences (a rule, a "
+    "preference, a limit) or Critical Context (a fact, a value). Where two give one subject "
+    "different values, the later one holds: write it as current and do not present the "
+    "earlier one as current."
+)
+
 _FIRST_PASS = (
     "Write a checkpoint of the turns below, detailed enough that the work can continue "
     "without them."
@@ -124,7 +135,7 @@ _BLOCKS = tuple(f"## {name}\n[{_GUIDANCE[name]}]" for name in SECTIONS)
 _STRUCTURE = "Use exactly this structure:"
 PART_SEPARATOR = "\n\n"
 # The paragraphs that are the same in every prompt (a token counter may keep their counts).
-FIXED_PARTS = frozenset({_PREAMBLE, _FIRST_PASS, _UPDATE, _STRUCTURE, *_BLOCKS})
+FIXED_PARTS = frozenset({_PREAMBLE, _FIRST_PASS, _UPDATE, _STRUCTURE, _USER_SAID, *_BLOCKS})
 
 
 @lru_cache(maxsize=64)
@@ -144,6 +155,7 @@ def render_prompt(
     focus_topic: str | None,
     budget_tokens: int,
     today: date,
+    user_said: str = "",
 ) -> str:
     """The whole prompt for one summarizer call (first pass, or update of a previous summary)."""
     return PART_SEPARATOR.join(
@@ -153,6 +165,7 @@ def render_prompt(
             focus_topic=focus_topic,
             budget_tokens=budget_tokens,
             today=today,
+            user_said=user_said,
         )
     )
 
@@ -164,10 +177,12 @@ def prompt_parts(
     focus_topic: str | None,
     budget_tokens: int,
     today: date,
+    user_said: str = "",
 ) -> list[str]:
     """The prompt's paragraphs: ``render_prompt`` joins them with ``PART_SEPARATOR``.
 
     Most are fixed text, so a token counter can count them once (``count_joined``).
+    ``user_said``: the user's statements to carry over (``salience.carry_over``), one per line.
     """
     parts = [_PREAMBLE, _TEMPORAL.format(today=today.isoformat())]
     if previous_summary:
@@ -178,6 +193,8 @@ def prompt_parts(
         ]
     else:
         parts += [_FIRST_PASS, f"TURNS:\n{turns}"]
+    if user_said:
+        parts += [_USER_SAID, user_said]
     if focus_topic and focus_topic.strip():
         parts.append(_FOCUS.format(topic=focus_topic.strip()))
     return [*parts, _STRUCTURE, *_template_parts(budget_tokens)]

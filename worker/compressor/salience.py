@@ -786,6 +786,25 @@ def user_statements(asks: Sequence[prose.Said], carried_lines: Sequence[str] = (
 _WHOLE_CHARS = 600  # a message up to this long is one statement, quoted whole
 
 
+def carry_over(asks: Sequence[prose.Said], *, most_chars: float) -> str:
+    """The user's statements an LLM summary must keep, one quote a line, in order: the most
+    salient first while they fit ``most_chars``; never one superseded, nor one that says
+    next to nothing."""
+    ranked = [r for r in user_statements(asks) if not r.superseded and r.score >= LOW]
+    kept: list[Ranked] = []
+    used = 0
+    for r in sorted(ranked, key=lambda r: -r.score):
+        line = r.render(_CARRY_QUOTE_CHARS)
+        if used + len(line) + 3 > most_chars:
+            continue
+        kept.append(r)
+        used += len(line) + 3
+    return "\n".join(f"- {r.render(_CARRY_QUOTE_CHARS)}" for r in sorted(kept, key=lambda r: r.at))
+
+
+_CARRY_QUOTE_CHARS = 300
+
+
 def excerpt(text: str, limit: int) -> str:
     """An exact quote of a long ``text`` within about ``limit`` characters: its first sentence,
     its most salient ones, its last, in order, joined by " … "."""

@@ -34,6 +34,7 @@ from worker.compressor.prompts import (
 )
 from worker.compressor.prose import Prose
 from worker.compressor.redact import redact_text
+from worker.compressor.salience import carry_over
 from worker.compressor.serialize import Serialized, serialize_turn
 from worker.compressor.summarizer import (
     Summarizer,
@@ -65,6 +66,8 @@ class Job:
     uses: Sequence[ToolUse] = ()  # the window's tool uses, read before any cut
     prose: Prose = field(default_factory=Prose)  # what was said in the window
     room_tokens: int | None = None  # room under the target, for a rule-based summary
+    # What the user said that an LLM must carry over (``salience.carry_over``), in every call.
+    user_said: str = ""
 
 
 @dataclass(slots=True)
@@ -94,7 +97,13 @@ def summarize_turns(turns: Sequence[Turn], *, previous: str | None, job: Job) ->
     folded = Folded()
     if not job.summarizer.is_llm:
         return _rule_based(turns, previous, job, folded)
-    return _fold(_Serialized.of(turns, job), previous, job, folded)
+    said = carry_over(job.prose.asks, most_chars=_CARRY_SHARE * job.budget_tokens)
+    return _fold(_Serialized.of(turns, job), previous, replace(job, user_said=said), folded)
+
+
+# The user's statements listed for an LLM take at most this many characters per token of the
+# summary it is asked for (about a third of it): room for the rest of the summary stays.
+_CARRY_SHARE = 1.2
 
 
 def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: Folded) -> Folded:
@@ -249,6 +258,7 @@ def _overhead(job: Job, running: str | None) -> int:
         focus_topic=job.focus_topic,
         budget_tokens=job.budget_tokens,
         today=job.today,
+        user_said=job.user_said,
     )
     fixed = job_fixed_parts(job.today, job.budget_tokens)
     return job.counter.count_joined(parts, PART_SEPARATOR, fixed=fixed)
@@ -271,6 +281,7 @@ def _render(job: Job, turns: str, running: str | None) -> str:
         focus_topic=job.focus_topic,
         budget_tokens=job.budget_tokens,
         today=job.today,
+        user_said=job.user_said,
     )
 
 
