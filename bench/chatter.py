@@ -4,7 +4,8 @@
 Ordinary conversation, questions and their answers, acknowledgements, pings and bots, progress
 notes with numbers that matter for a minute ("capped at 30s", "1.2k rps", "14 items"), and
 templated status lines that differ by one word or one number (a deploy bot, a CI bot, the same
-status sentence again and again). Mostly English, some Spanish, German, French and Chinese.
+status sentence again and again). Mostly English, some Spanish, German, French and Chinese by
+default; Japanese too when a caller asks for it (the retention corpus's long chats).
 
 It is chatter: nothing in it is a lasting rule, fact or preference phrased as an instruction
 (``RULE_WORDS`` lists the words it never uses; a test reads that table), and a caller can name
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 # kind -> weight: how often each kind of exchange is drawn.
@@ -85,6 +86,17 @@ RULE_WORDS = {
         "interdit",
     ),
     "zh": ("必须", "不要", "永远", "总是", "禁止", "务必", "一定要", "规则", "以后都"),
+    "ja": (
+        "必ず",
+        "絶対に",
+        "してはいけない",
+        "しないで",
+        "禁止",
+        "いつも",
+        "常に",
+        "ルール",
+        "今後は",
+    ),
 }
 
 _SERVICES = (
@@ -374,6 +386,31 @@ TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {
         "{service} 的部署{state_zh}。",
         "[部署] {service} → {env}：{secs} 秒完成",
     ),
+    ("talk", "ja"): (
+        "おはようございます {emoji}",
+        "10分で戻ります",
+        "デモうまくいきました",
+        "今日は在宅です",
+        "{topic_ja}を読んでます、よさそう",
+    ),
+    ("question", "ja"): (
+        "{topic_ja}ってどこにありますか？",
+        "{env}って今動いてますか？",
+        "ミーティングは{clock}のままですか？",
+        "{service} のデプロイ終わりました？",
+    ),
+    ("ack", "ja"): ("了解です", "ありがとう！", "OKです {emoji}", "承知しました", "助かります"),
+    ("ping", "ja"): ("@{name} ちょっといいですか？", "[リマインダー] {mins}分後に会議です"),
+    ("progress", "ja"): (
+        "インポート待ちが残り {items} 件",
+        "エクスポートは {pct}% まで来ました",
+        "負荷試験 {krps} rps、エラーなし",
+    ),
+    ("status", "ja"): (
+        "[ci] ビルド #{build} は {branch} で{ci_result_ja}",
+        "{service} のデプロイは{state_ja}。",
+        "[デプロイ] {service} → {env}：{secs}秒で完了",
+    ),
 }
 
 # Localized slot values for the templates above that need them.
@@ -388,6 +425,15 @@ SLOTS.update(
         "ci_result_zh": lambda r: r.choice(("通过了", "失败了", "被取消了", "还在跑")),
         "state_zh": lambda r: r.choice(("进行中", "完成了", "暂停了", "排队中")),
         "topic_zh": lambda r: r.choice(("幻灯片", "发票", "周报", "复盘记录", "路线图")),
+        "ci_result_ja": lambda r: r.choice(
+            ("成功しました", "失敗しました", "キャンセルされました")
+        ),
+        "state_ja": lambda r: r.choice(
+            ("進行中です", "完了しました", "一時停止中です", "待機中です")
+        ),
+        "topic_ja": lambda r: r.choice(
+            ("スライド", "請求書", "週報", "振り返りメモ", "ロードマップ")
+        ),
     }
 )
 
@@ -414,6 +460,13 @@ REPLIES: dict[str, tuple[str, ...]] = {
     "de": ("Verstanden.", "Danke!", "Alles klar.", "Schaue ich mir an.", "Passt."),
     "fr": ("Compris.", "Merci !", "D'accord.", "Je regarde.", "Parfait."),
     "zh": ("好的。", "收到。", "谢谢！", "我看一下。", "明白。"),
+    "ja": (
+        "了解です。",
+        "ありがとうございます！",
+        "確認します。",
+        "承知しました。",
+        "見てみます。",
+    ),
 }
 ANSWERS: dict[str, tuple[str, ...]] = {
     "en": (
@@ -434,6 +487,7 @@ ANSWERS: dict[str, tuple[str, ...]] = {
         "Pas encore, {name} s'en occupe.",
     ),
     "zh": ("在共享文件夹里。", "已经上线了。", "还没有，{name} 在处理。"),
+    "ja": ("共有フォルダにあります。", "もう出ています。", "まだです、{name} さんが対応中です。"),
 }
 
 _SLOT = re.compile(r"\{(\w+)\}")
@@ -453,12 +507,12 @@ def fill(template: str, rng: random.Random) -> str:
     return _SLOT.sub(lambda m: SLOTS[m.group(1)](rng), template)
 
 
-def _pick(rng: random.Random, weights: dict[str, int]) -> str:
+def _pick(rng: random.Random, weights: Mapping[str, int]) -> str:
     return rng.choices(list(weights), weights=list(weights.values()))[0]
 
 
-def _draw(rng: random.Random) -> Exchange:
-    language = _pick(rng, LANGUAGES)
+def _draw(rng: random.Random, languages: Mapping[str, int]) -> Exchange:
+    language = _pick(rng, languages)
     kind = _pick(rng, KINDS)
     user = fill(rng.choice(TEMPLATES[kind, language]), rng)
     replies = ANSWERS if kind == "question" else REPLIES
@@ -471,14 +525,20 @@ def holds_any(text: str, values: Collection[str]) -> bool:
     return any(v in lower for v in values)
 
 
-def chatter(seed: int | str, *, forbidden: Collection[str] = ()) -> Iterator[Exchange]:
-    """An endless, deterministic stream of exchanges for ``seed``; none holds a forbidden value
-    (an exchange that would is drawn again)."""
+def chatter(
+    seed: int | str,
+    *,
+    forbidden: Collection[str] = (),
+    languages: Mapping[str, int] = LANGUAGES,
+) -> Iterator[Exchange]:
+    """An endless, deterministic stream of exchanges for ``seed`` in ``languages`` (by weight;
+    any of ``LANGUAGES`` and Japanese); none holds a forbidden value (an exchange that would is
+    drawn again)."""
     rng = random.Random(f"chatter:{seed}")
     values = {v.lower() for v in forbidden if v}
     misses = 0
     while True:
-        exchange = _draw(rng)
+        exchange = _draw(rng, languages)
         if holds_any(exchange.user, values) or holds_any(exchange.assistant, values):
             misses += 1
             if misses > _MAX_REDRAWS:
