@@ -221,7 +221,7 @@ def run_session(run: Run, corpus: str, seed: int | None, labels: str) -> list[Se
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    log = _progress
     started = time.monotonic()
     setup = kit_env.ensure_venv(log=log)
     if not args.no_hermes:
@@ -271,6 +271,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
 def _run_sessions(
     run: Run, seeds: Sequence[int], log: Callable[[str], None]
 ) -> list[SessionResult]:
@@ -309,6 +313,7 @@ def _run_budget(run: Run, seeds: Sequence[int], log: Callable[[str], None]) -> d
         "unchanged": adapter.unchanged,
         "retried": adapter.retried,
         "over_budget": adapter.over_budget,
+        "errors": adapter.errors,
     }
     return out
 

@@ -211,7 +211,11 @@ def _budget_verdict(budget: dict[str, Any], path: str) -> str:
             fraction = entry["budget_fraction"]
             survival = entry["randomized"]["overall_final_survival"]
             want = BUDGET_SURVIVAL_TARGETS.get(round(fraction, 2))
-            ok = entry["budget_compliant"] and (want is None or survival >= want)
+            ok = (
+                entry["budget_compliant"]
+                and (want is None or survival >= want)
+                and not budget["adapter"]["errors"]
+            )
             goal = f", survival {survival:.0%} (≥ {want:.0%})" if want else ""
             parts.append(
                 f"{labels} {fraction:.0%} {'met' if ok else 'missed'} "
@@ -293,7 +297,10 @@ def render(
     parts += [
         f"Budget adapter: {adapter['calls']} compactions asked for, {adapter['unchanged']} "
         f"returned unchanged (one turn that already fit), {adapter['retried']} needed a tighter "
-        f"try, {adapter['over_budget']} still over budget after the last try.",
+        f"try, {adapter['over_budget']} still over budget after the last try, "
+        f"{len(adapter['errors'])} failed (counted as an empty output)"
+        + "".join(f"; {e}" for e in adapter["errors"][:5])
+        + ".",
         "",
         "Targets (ours):",
         "",

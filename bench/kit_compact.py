@@ -16,6 +16,7 @@ from bench.chatter import Exchange
 from bench.invariants import text_of
 from bench.ours import BENCH_TODAY
 from bench.retention.run import HYGIENE_THRESHOLD, FailingSummaryHermes
+from bench.venvs import BenchEnvError
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.messages import parse_messages, to_wire_list
@@ -211,6 +212,16 @@ class BudgetAdapter:
         if budget_chars is not None and len(turns) == 1 and len(turns[0]["text"]) <= budget_chars:
             self.unchanged += 1
             return str(turns[0]["text"])
+        try:
+            return self._compact(name, turns, budget_chars)
+        except BenchEnvError:
+            raise
+        except Exception as exc:  # one failing compaction must not stop the benchmark
+            # Nothing comes back, so nothing survives it (the block counts these failures).
+            self.errors.append(f"{name} round {round_num}: {type(exc).__name__}: {exc}")
+            return ""
+
+    def _compact(self, name: str, turns: list[dict[str, Any]], budget_chars: int | None) -> str:
         wire = turns_to_messages(turns)
         tokens = count(self.counter, wire)
         window = hygiene_window(tokens)
@@ -218,14 +229,16 @@ class BudgetAdapter:
         if budget_chars is None:  # a path that takes no budget: compacted as in the service
             return kit_text(compact(wire, CompressConfig(context_length=window), Carry()).messages)
         target = budget_target_tokens(budget_chars, tokens, len(kit_text(wire)))
-        for attempt in range(BUDGET_RETRIES + 1):
+        tries = 0
+        while True:
             config = CompressConfig(context_length=window, target_tokens=target)
             text = kit_text(compact(wire, config, Carry()).messages)
-            if len(text) <= budget_chars:
+            tries += 1
+            if len(text) <= budget_chars or tries > BUDGET_RETRIES:
                 break
-            if attempt < BUDGET_RETRIES:
-                self.retried += attempt == 0
-                target = tighter_target(target, budget_chars, len(text))
-        else:
+            target = tighter_target(target, budget_chars, len(text))
+        if tries > 1:
+            self.retried += 1
+        if len(text) > budget_chars:
             self.over_budget += 1
         return text

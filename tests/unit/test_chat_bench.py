@@ -191,3 +191,12 @@ def test_budget_adapter_returns_one_turn_that_fits_unchanged() -> None:
     turn = {"role": "system", "text": "[user] already compact", "canary_id": None}
     assert adapter("ours", [turn], 2, 100) == "[user] already compact"
     assert path.configs == []
+
+
+def test_budget_adapter_counts_a_failing_compaction_as_an_empty_output() -> None:
+    def broken(wire: list[dict[str, Any]], config: CompressConfig, carry: Carry) -> Compacted:
+        raise ValueError("no room")
+
+    adapter = BudgetAdapter({"ours": broken}, counter_for_model("gpt-4"))
+    assert adapter("ours", _kit_turns(3), 1, 100) == ""
+    assert adapter.errors == ["ours round 1: ValueError: no room"]
