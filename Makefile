@@ -55,7 +55,9 @@ typecheck: install
 
 # Ours against Hermes' ContextCompressor: speed, then what survives compaction (the dev corpus and
 # the held-out one) and how many of the decisions kept are decisions (a labeled set); the first run
-# also makes bench/.hermes-venv (1-2 min). Then archive search and paging over 1,000,000
+# also makes bench/.hermes-venv (1-2 min). Then the conformance kit's canaries in long chats over
+# five rounds and its fixed-budget benchmark (~1 min; the first run also makes bench/.kit-venv);
+# CHAT_ARGS="--seeds 9-40" runs other seeds. Then archive search and paging over 1,000,000
 # archived messages on SQLite (built once under var/bench, ~3 min);
 # ARCHIVE_ARGS="--backend sqlite postgresql --postgres-url URL" adds PostgreSQL. Then the service's
 # worker (jobs in flight, overhead per job, a burst, the sweep; ~5 min a database) and the API's
@@ -66,6 +68,7 @@ bench: install
 	$(BIN)/python -m bench.retention.run $(RETENTION_ARGS)
 	$(BIN)/python -m bench.retention.run --corpus heldout $(RETENTION_ARGS)
 	$(BIN)/python -m bench.decision_precision
+	$(BIN)/python -m bench.chat_retention $(CHAT_ARGS)
 	$(BIN)/python -m bench.archive_search $(or $(ARCHIVE_ARGS),--backend sqlite)
 	$(BIN)/python -m bench.service_worker $(SERVICE_ARGS)
 	$(BIN)/python -m bench.service_api $(SERVICE_ARGS)

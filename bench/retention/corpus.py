@@ -21,6 +21,12 @@ How a session is made (all from one seeded generator per session):
    valid transcript (``bench/invariants.py``), every needle where it was planted and nowhere
    else, depths within 8-65%.
 
+Long chats (format ``long_chat``, thousands of messages) are made the same way from other
+filler and one more plant: topic talk in the content's languages between runs of templated
+gateway chatter (``bench/chatter.py``, in more languages), and value updates (``updates``,
+``heldout_updates``): a subject's value said once and replaced later, the later one planted as
+``current_value``, the earlier said some way before it.
+
 Two corpora share this machinery and differ only in their content generators (a ``Content``):
 the dev corpus (``corpus/``, made by ``plants``, ``failures``, ``synth``, ``texts`` and
 ``chat_texts``) and the held-out corpus (``corpus-heldout/``, made by ``heldout``), written
@@ -41,8 +47,8 @@ from pathlib import Path
 from random import Random
 from typing import Any, Protocol
 
-from bench import invariants
-from bench.retention import chat_texts, heldout, plants, synth, texts
+from bench import chatter, invariants
+from bench.retention import chat_texts, heldout, plants, synth, texts, updates
 from bench.retention.events import (
     Act,
     Edit,
@@ -67,7 +73,18 @@ from bench.retention.score import strings_in as score_strings
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
 HELDOUT_DIR = Path(__file__).resolve().parent / "corpus-heldout"
 DEPTH_RANGE = (0.10, 0.60)  # where plants are aimed
+VALUE_DEPTH_RANGE = (0.25, 0.60)  # where value updates are (their first statement is earlier)
 DEPTH_LIMITS = (0.08, 0.65)  # where they must land
+
+
+@dataclass(frozen=True, slots=True)
+class LongChat:
+    """What a long chat is made of, besides its size."""
+
+    topics: tuple[str, ...]  # languages of the content's chat topics (and of what is said there)
+    chatter: tuple[tuple[str, int], ...]  # the chatter's languages, by weight
+    updates: tuple[str, ...]  # languages the value updates are said in
+    chatter_share: float = 0.6  # of the filler's runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +94,14 @@ class Spec:
     language: str  # "en", "es", "zh", "pt", "fr", "de"; a chat's mix: "mixed", "pt+fr", "de+en"
     size: int  # target number of messages
     corpus: str = "dev"  # whose content generators make it: "dev" or "heldout"
+    long: LongChat | None = None  # a long chat (format "long_chat"): how it is made
+
+
+CHAT_FORMATS = ("chat", "long_chat")
+
+
+def is_chat(spec: Spec) -> bool:
+    return spec.format in CHAT_FORMATS
 
 
 AGENT_FORMATS = (
@@ -98,6 +123,7 @@ _SIZES = {
     "mini_swe_agent": (165, 510, 1320),
 }
 SIZE_LIMITS = (150, 1500)  # every session's message count lands in here (checked)
+LONG_SIZE_LIMITS = (1500, 5000)  # a long chat's
 _LANGUAGE = {"hermes-2": "es", "claude_code-1": "zh", "codex_text-2": "zh", "deepagents-3": "es"}
 SPECS: tuple[Spec, ...] = (
     *(
@@ -108,6 +134,31 @@ SPECS: tuple[Spec, ...] = (
     Spec("chat-1", "chat", "es", 1300),
     Spec("chat-2", "chat", "zh", 520),
     Spec("chat-3", "chat", "mixed", 170),
+    Spec(
+        "longchat-1",
+        "long_chat",
+        "es+de",
+        2400,
+        long=LongChat(("es",), (("es", 50), ("de", 30), ("en", 20)), ("es", "de")),
+    ),
+    Spec(
+        "longchat-2",
+        "long_chat",
+        "zh+ja",
+        2000,
+        long=LongChat(("zh",), (("zh", 50), ("ja", 30), ("en", 20)), ("zh", "ja")),
+    ),
+    Spec(
+        "longchat-3",
+        "long_chat",
+        "mixed",
+        3200,
+        long=LongChat(
+            ("es", "zh", "en"),
+            (("en", 40), ("es", 15), ("de", 15), ("fr", 10), ("zh", 10), ("ja", 10)),
+            updates.LANGS,
+        ),
+    ),
 )
 # The held-out corpus: two sessions per agent format, (size, language) each, and two chats that
 # switch languages.
@@ -128,6 +179,24 @@ HELDOUT_SPECS: tuple[Spec, ...] = (
     ),
     Spec("chat-1", "chat", "pt+fr", 640, "heldout"),
     Spec("chat-2", "chat", "de+en", 260, "heldout"),
+    Spec(
+        "longchat-1",
+        "long_chat",
+        "fr+ja",
+        2800,
+        "heldout",
+        LongChat(("fr",), (("fr", 45), ("ja", 35), ("en", 20)), ("fr", "ja")),
+    ),
+    Spec(
+        "longchat-2",
+        "long_chat",
+        "de+es+zh",
+        2200,
+        "heldout",
+        LongChat(
+            ("de", "en"), (("de", 40), ("es", 20), ("zh", 20), ("en", 20)), ("de", "es", "zh")
+        ),
+    ),
 )
 CORPORA: dict[str, tuple[Path, tuple[Spec, ...]]] = {
     "dev": (CORPUS_DIR, SPECS),
@@ -144,6 +213,7 @@ RENDERERS = {
     "deepagents": ("deepagents", "RENDERER"),
     "mini_swe_agent": ("mini_swe_agent", "RENDERER"),
     "chat": ("chat", "RENDERER"),
+    "long_chat": ("chat", "RENDERER"),
 }
 
 
@@ -168,6 +238,11 @@ def load_renderer(fmt: str) -> Renderer:
 def per_kind(size: int) -> int:
     """How many plants of each group a session of this size gets."""
     return 3 if size < 300 else 5 if size < 900 else 8
+
+
+def size_limits(spec: Spec) -> tuple[int, int]:
+    """Where the session's message count must land (checked)."""
+    return LONG_SIZE_LIMITS if spec.long is not None else SIZE_LIMITS
 
 
 # --- building blocks ----------------------------------------------------------------------------
@@ -285,6 +360,12 @@ class Content(Protocol):
         chat: bool,
     ) -> Plant: ...
 
+    def value_plant(
+        self, rng: Random, *, lang: str, used: set[str], taken: Callable[[str], bool]
+    ) -> Plant:
+        """A value stated in a long chat and replaced later (``updates``)."""
+        ...
+
 
 class DevContent:
     """The dev corpus: ``plants``, ``failures``, ``synth``, ``texts``, ``chat_texts``."""
@@ -347,6 +428,11 @@ class DevContent:
             file_tools=file_tools,
             chat=chat,
         )
+
+    def value_plant(
+        self, rng: Random, *, lang: str, used: set[str], taken: Callable[[str], bool]
+    ) -> Plant:
+        return updates.value_plant(rng, lang=lang, used=used, taken=taken)
 
 
 CONTENTS: dict[str, Content] = {"dev": DevContent(), "heldout": heldout.CONTENT}
@@ -415,6 +501,35 @@ def _chat_filler(
     return tasks, langs
 
 
+def _long_chat_filler(
+    spec: Spec, rng: Random, target: int, content: Content
+) -> tuple[list[synth.Task], list[str]]:
+    """A long chat's filler: runs of templated chatter between the content's chat topics. Each
+    run or topic is one 'task' (its first exchange kept as the request and the answer); a run of
+    chatter takes the language of the topic before it, which is what a plant there is said in."""
+    assert spec.long is not None
+    long = spec.long
+    lines = chatter.chatter(f"{spec.corpus}/{spec.name}", languages=dict(long.chatter))
+    tasks: list[synth.Task] = []
+    langs: list[str] = []
+    count = 1
+    lang = long.topics[0]
+    while count < target:
+        if rng.random() < long.chatter_share:
+            run = [next(lines) for _ in range(rng.randint(1, 8))]
+            pairs = [(e.user, e.assistant) for e in run]
+        else:
+            if len(long.topics) > 1 and rng.random() < 0.25:
+                lang = rng.choice([t for t in long.topics if t != lang])
+            pairs = content.chat_exchanges(lang, rng)
+        (ask, answer), *more = pairs
+        steps: list[list[Turn]] = [[Say("user", q), Say("assistant", a)] for q, a in more]
+        tasks.append(synth.Task("chat", ask, steps, answer, ""))
+        langs.append(lang)
+        count += 2 * len(pairs)
+    return tasks, langs
+
+
 # --- planting ------------------------------------------------------------------------------------
 
 
@@ -448,14 +563,16 @@ def _segments(tasks: Sequence[synth.Task], *, chat: bool) -> list[Segment]:
 def _plan(spec: Spec, rng: Random) -> list[tuple[str, float]]:
     """(group, target depth) for every plant, sorted by depth; each group spread over the range."""
     k = per_kind(spec.size)
-    if spec.format == "chat":
+    if spec.long is not None:
+        counts = dict.fromkeys(plants.LONG_CHAT_GROUPS, k)
+    elif spec.format == "chat":
         counts = dict.fromkeys(plants.CHAT_GROUPS, k)
     else:
         counts = dict.fromkeys(plants.GROUPS, k)
         counts["open_failure"] = max(2, k // 2)
-    lo, hi = DEPTH_RANGE
     out = []
     for group, n in counts.items():
+        lo, hi = VALUE_DEPTH_RANGE if group == "value_update" else DEPTH_RANGE
         for i in range(n):
             out.append((group, lo + (hi - lo) * (i + rng.random()) / n))
     return sorted(out, key=lambda pair: pair[1])
@@ -494,8 +611,8 @@ def _place(
     planted_estimate: int,
     content: Content,
 ) -> Layout:
-    chat = spec.format == "chat"
-    file_tools = spec.format not in ("mini_swe_agent", "chat")
+    chat = is_chat(spec)
+    file_tools = spec.format not in ("mini_swe_agent", *CHAT_FORMATS)
     segments = _segments(tasks, chat=chat)
     hay = Haystack()
     for seg in segments:
@@ -516,21 +633,26 @@ def _place(
         task = tasks[task_i]
         lang = langs[task_i]
         for _ in range(50):
-            plant = content.plant(
-                group,
-                rng,
-                lang=lang,
-                task=task,
-                used=used,
-                taken=taken,
-                visible=visible,
-                file_tools=file_tools,
-                chat=chat,
-            )
+            if group == "value_update":
+                assert spec.long is not None
+                plant = content.value_plant(
+                    rng, lang=rng.choice(spec.long.updates), used=used, taken=taken
+                )
+            else:
+                plant = content.plant(
+                    group,
+                    rng,
+                    lang=lang,
+                    task=task,
+                    used=used,
+                    taken=taken,
+                    visible=visible,
+                    file_tools=file_tools,
+                    chat=chat,
+                )
             # nor may it contain a needle planted before it
-            text = "\n".join(
-                collapse(t) for turn in plant.turns + plant.followup for t in turn_texts(turn)
-            )
+            said = plant.turns + plant.followup + plant.before
+            text = "\n".join(collapse(t) for turn in said for t in turn_texts(turn))
             if not any(collapse(n) in text for n in needles):
                 break
         else:
@@ -540,10 +662,16 @@ def _place(
         layout.placed.append(Placed(plant, task_i))
         hay.add(plant.turns)
         hay.add(plant.followup)
+        hay.add(plant.before)
         layout.segments.insert(pos, Segment("plant", task_i, list(plant.turns), plant_id))
         if plant.followup:
             at = _followup_at(layout.segments, pos, task_i, rng.randint(1, 4))
             layout.segments.insert(at, Segment("followup", task_i, list(plant.followup), plant_id))
+        if plant.before:
+            earlier = round(max(depth - plant.before_gap, 0.02) * total)
+            at = min(_insert_at(layout.segments, earlier, chat=chat), pos)
+            owner = layout.segments[at].task
+            layout.segments.insert(at, Segment("before", owner, list(plant.before), plant_id))
         if plant.blocked_note:
             for seg in layout.segments:
                 if seg.kind == "wrap" and seg.task == task_i:
@@ -712,9 +840,12 @@ def _truth(
             where = _occurrences(spec, artifact, probe, mine, later, texts_by_msg)
             related = {
                 **artifact.related,
-                "language": langs[placed.task],
+                # a plant said in a language of its own says so (a value update)
+                "language": artifact.related.get("language", langs[placed.task]),
                 "occurrences": len(where),
             }
+            if "superseded" in artifact.related:
+                related["superseded_index"] = _superseded_at(spec, artifact, later, texts_by_msg)
             index = where[0]
             if artifact.kind in ("failing_command", "exit_code", "error_line", "open_error"):
                 command = (
@@ -754,6 +885,21 @@ def _occurrences(
     if stray:
         raise CorpusError(f"{spec.name}: {artifact.kind} {probe!r} also at messages {stray[:5]}")
     return where
+
+
+def _superseded_at(
+    spec: Spec, artifact: Artifact, earlier: set[int], texts_by_msg: list[str]
+) -> int:
+    """Where a value update's old value was said: only in its first statement, before the
+    update."""
+    first = len(texts_by_msg)
+    for old in artifact.related["superseded"]:
+        wanted = collapse(old)
+        where = [i for i, text in enumerate(texts_by_msg) if wanted in text]
+        if not where or any(i not in earlier for i in where):
+            raise CorpusError(f"{spec.name}: superseded {old!r} at {where[:5]}, said at {earlier}")
+        first = min(first, where[0])
+    return first
 
 
 def _entry(
@@ -812,6 +958,7 @@ _PLANT_MESSAGES = {
     "constraint": 2,
     "user_fact": 2,
     "decision": 2,
+    "value_update": 4,
 }
 
 
@@ -824,7 +971,7 @@ def build_session(spec: Spec) -> dict[str, Any]:
     off = spec.size - len(doc["messages"])
     if abs(off) > spec.size * 0.03:
         doc = _build(spec, renderer, spec.size - estimate + off, estimate)
-    lo, hi = SIZE_LIMITS
+    lo, hi = size_limits(spec)
     if not lo <= len(doc["messages"]) <= hi:
         raise CorpusError(f"{spec.name}: {len(doc['messages'])} messages, outside {lo}-{hi}")
     return doc
@@ -834,7 +981,9 @@ def _build(spec: Spec, renderer: Renderer, target: int, estimate: int) -> dict[s
     seed = "retention" if spec.corpus == "dev" else f"retention-{spec.corpus}"
     rng = Random(f"{seed}/{spec.name}")
     content = CONTENTS[spec.corpus]
-    if spec.format == "chat":
+    if spec.long is not None:
+        tasks, langs = _long_chat_filler(spec, rng, target, content)
+    elif spec.format == "chat":
         tasks, langs = _chat_filler(spec, rng, target, content)
     else:
         file_tools = spec.format != "mini_swe_agent"

@@ -19,6 +19,7 @@ from bench.retention import heldout_chat as hc
 from bench.retention import heldout_failures as hf
 from bench.retention import heldout_synth as hs
 from bench.retention import heldout_texts as ht
+from bench.retention import heldout_updates
 from bench.retention.events import Act, Edit, Event, Read, Say, Shell, Turn, Write
 from bench.retention.filler import RealTask
 from bench.retention.plants import Artifact, Plant, Visible, fresh
@@ -595,6 +596,9 @@ class HeldoutContent:
         if group == "decision":
             return decision_plant(rng, lang=lang, used=used, taken=taken, chat=chat)
         raise ValueError(group)
+
+    def value_plant(self, rng: Random, *, lang: str, used: set[str], taken: Taken) -> Plant:
+        return heldout_updates.heldout_value_plant(rng, lang=lang, used=used, taken=taken)
 
 
 CONTENT = HeldoutContent()

@@ -17,6 +17,9 @@ Kinds:
 * ``constraint``: a rule or preference the user stated.
 * ``user_fact``: a name, date, number, account... the user stated.
 * ``decision``: a decision the assistant took, with its reason.
+* ``current_value``: the latest value the user gave a subject (a cap, a deadline, a region...)
+  after an earlier one; the earlier value is in ``related["superseded"]`` and must not be given
+  as current (long chats only: ``updates``, ``heldout_updates``).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ KINDS = (
     "constraint",
     "user_fact",
     "decision",
+    "current_value",
 )
 # What a plant of each group plants.
 GROUPS = (
@@ -54,6 +58,8 @@ GROUPS = (
     "decision",
 )
 CHAT_GROUPS = ("constraint", "user_fact", "decision")
+LONG_CHAT_GROUPS = (*CHAT_GROUPS, "value_update")
+Taken = Callable[[str], bool]  # whether a string is already in the session
 
 
 @dataclass
@@ -70,6 +76,10 @@ class Plant:
     artifacts: list[Artifact]
     followup: list[Turn] = field(default_factory=list)  # the fix and the successful re-run
     blocked_note: bool = False  # an open failure: the task's closing message says so
+    # Said earlier than the plant, by about this share of the session (a value's first
+    # statement, which the plant updates).
+    before: list[Turn] = field(default_factory=list)
+    before_gap: float = 0.0
 
     def needles(self) -> list[str]:
         return [a.needle for a in self.artifacts if a.kind != "exit_code"]

@@ -105,6 +105,8 @@ class PathResult:
     notes: list[str]
     seconds: float
     prompts_chars: int = 0
+    # per artifact: its superseded value given as current (None: it has none, or the path failed)
+    stale: list[bool | None] = field(default_factory=list)
 
 
 @dataclass
@@ -143,15 +145,31 @@ def _score(
     ]
     tokens = sum(counter.count_messages(parse_messages(list(after))))
     violations = [str(v) for v in invariants.check_transcript(before, after)]
+    stale = [score.stale_as_current(a, after) for a in truth]
     return PathResult(
-        kept, reached, tokens, len(after), violations, notes, seconds, sum(len(p) for p in prompts)
+        kept,
+        reached,
+        tokens,
+        len(after),
+        violations,
+        notes,
+        seconds,
+        sum(len(p) for p in prompts),
+        stale,
     )
 
 
 def _failed(truth: Sequence[dict[str, Any]], error: str) -> PathResult:
     """A path that raised: nothing of it counts as kept (the artifacts stay in the denominator)."""
     return PathResult(
-        [False] * len(truth), [None] * len(truth), 0, 0, [], [f"failed: {error}"], 0.0
+        [False] * len(truth),
+        [None] * len(truth),
+        0,
+        0,
+        [],
+        [f"failed: {error}"],
+        0.0,
+        stale=[None] * len(truth),
     )
 
 
@@ -358,6 +376,7 @@ def render(results: Sequence[SessionResult], paths: Sequence[str], header: str) 
         "",
         _prompt_line(results),
         "",
+        *_stale_lines(results, paths),
         _totals_line(results, paths),
         "",
         "Per session: tokens after compaction as % of the window, invariant violations, notes.",
@@ -398,6 +417,29 @@ def _prompt_line(results: Sequence[SessionResult]) -> str:
         f"LLM got): {_pct(sum(reached), len(reached))} — error_line {by_kind['error_line']}, "
         f"open_error {by_kind['open_error']}."
     )
+
+
+def _stale_lines(results: Sequence[SessionResult], paths: Sequence[str]) -> list[str]:
+    """Superseded values given as current (value updates), when the corpus has any."""
+    planted = [
+        (r, i) for r in results for i, a in enumerate(r.truth) if a["related"].get("superseded")
+    ]
+    if not planted:
+        return []
+    n = len(planted)
+    stale = ", ".join(
+        f"{p} {_pct(sum(bool(r.paths[p].stale[i]) for r, i in planted), n)}" for p in paths
+    )
+    resolved = ", ".join(
+        f"{p} {_pct(sum(r.paths[p].kept[i] and not r.paths[p].stale[i] for r, i in planted), n)}"
+        for p in paths
+    )
+    return [
+        "Value updates, the old value given as current (on a line of the output without the word "
+        f"`superseded`; fewer is better): {stale}. Resolved (the latest value kept and the old "
+        f"one not given as current): {resolved}.",
+        "",
+    ]
 
 
 def _totals_line(results: Sequence[SessionResult], paths: Sequence[str]) -> str:

@@ -8,6 +8,10 @@ result, unchanged or still showing the code, or when some line of the output hol
 command (or its first 40 characters) together with the code written as ``exit N``,
 ``exit code N``, ``exit code: N``, ``exit status N``, ``"exit_code": N`` or
 ``<returncode>N</returncode>``.
+
+A value update (``current_value``) is kept when its latest value is there; its earlier value is
+*given as current* when it is on some line of the output that does not say ``superseded`` (the
+word our output puts beside an earlier value it replaced).
 """
 
 from __future__ import annotations
@@ -142,3 +146,22 @@ def kept(artifact: Mapping[str, Any], msgs: Sequence[Wire], *, text: str | None 
 def reached_prompt(artifact: Mapping[str, Any], prompts: Sequence[str]) -> bool:
     """Whether the needle was in the text some summary call was handed."""
     return any(contains(collapse(p), str(artifact["needle"])) for p in prompts)
+
+
+SUPERSEDED_WORD = "superseded"
+
+
+def stale_as_current(artifact: Mapping[str, Any], msgs: Sequence[Wire]) -> bool | None:
+    """Whether an artifact's superseded value is still given as current in ``msgs``: on a line
+    (whitespace collapsed, any case) without the word "superseded". None when it has none."""
+    old = artifact.get("related", {}).get("superseded")
+    if not old:
+        return None
+    wanted = [collapse(v).casefold() for v in old]
+    for msg in msgs:
+        for text in message_strings(msg):
+            for line in text.splitlines():
+                flat = collapse(line).casefold()
+                if SUPERSEDED_WORD not in flat and any(w in flat for w in wanted):
+                    return True
+    return False

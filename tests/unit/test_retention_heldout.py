@@ -30,7 +30,7 @@ def test_every_heldout_session_is_there_in_spec_order() -> None:
     for doc in heldout():
         spec = SPECS[doc["name"]]
         assert (doc["format"], doc["language"]) == (spec.format, spec.language)
-        lo, hi = corpus.SIZE_LIMITS
+        lo, hi = corpus.size_limits(spec)
         assert lo <= len(doc["messages"]) <= hi
 
 
@@ -103,7 +103,7 @@ def test_heldout_needles_are_not_dev_needles() -> None:
 
 
 def test_the_files_are_what_the_generator_makes() -> None:
-    for name in ("codex-1", "chat-2"):
+    for name in ("codex-1", "chat-2", "longchat-2"):
         doc = next(d for d in heldout() if d["name"] == name)
         assert corpus.build_session(SPECS[name]) == doc
 

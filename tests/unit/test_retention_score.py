@@ -12,6 +12,7 @@ from bench.retention.score import (
     kept,
     reached_prompt,
     result_digest,
+    stale_as_current,
     transcript_text,
 )
 
@@ -236,3 +237,36 @@ def test_transcript_text_covers_content_and_arguments() -> None:
     assert "thinking" in text
     assert "ls -la" in text
     assert "a b" in text
+
+
+# --- value updates ------------------------------------------------------------------------
+
+
+def test_a_value_update_is_kept_by_its_latest_value() -> None:
+    a = artifact("current_value", "ap-south-1", superseded=["us-west-3"])
+    assert kept(a, [SYSTEM, user("Cambio de planes: la región ahora es ap-south-1.")])
+    assert not kept(a, [SYSTEM, user("la región de los servidores, us-west-3.")])
+
+
+def test_an_old_value_on_a_line_without_superseded_is_given_as_current() -> None:
+    a = artifact("current_value", "ap-south-1", superseded=["us-west-3"])
+    bare = [SYSTEM, assistant("- region: us-west-3\n- region: ap-south-1")]
+    marked = [SYSTEM, assistant("- region: ap-south-1 (superseded: us-west-3)")]
+    marked_any_case = [SYSTEM, assistant("region ap-south-1; Superseded US-WEST-3")]
+    gone = [SYSTEM, assistant("- region: ap-south-1")]
+    assert stale_as_current(a, bare) is True
+    assert stale_as_current(a, marked) is False
+    assert stale_as_current(a, marked_any_case) is False
+    assert stale_as_current(a, gone) is False
+
+
+def test_the_stale_check_reads_lines_one_by_one_and_tool_arguments_too() -> None:
+    a = artifact("current_value", "9月28日", superseded=["9月17日"])
+    split = [SYSTEM, assistant("superseded values:\n基金报告: 9月17日")]
+    in_args = [SYSTEM, assistant(None, call("c1", {"note": "基金报告 9月17日"})), tool("c1", "ok")]
+    assert stale_as_current(a, split) is True
+    assert stale_as_current(a, in_args) is True
+
+
+def test_an_artifact_without_a_superseded_value_has_no_stale_check() -> None:
+    assert stale_as_current(artifact("user_fact", "port 8443"), [SYSTEM]) is None
