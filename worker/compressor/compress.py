@@ -23,7 +23,7 @@ from worker.compressor.boundaries import (
     shrink_head,
 )
 from worker.compressor.config import CompressConfig
-from worker.compressor.cuts import bytes_for
+from worker.compressor.cuts import bytes_for, estimated_tokens
 from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
 from worker.compressor.ledger import Ledger, complete_summary, extract_ledger
 from worker.compressor.markers import (
@@ -177,6 +177,7 @@ def _summarize_window(
         shown,
         budget_bytes=bytes_for(budget),
         summary=folded.text,
+        previous=prior.text,
     )
     ledger, completed, appended = _fit_ledger(found, folded.text, budget, job.counter)
     facts = replace(facts, redactions=facts.redactions + shown.redactions)
@@ -205,8 +206,9 @@ def _fit_ledger(
 
     Sized by bytes, a ledger of CJK text may come out over its budget: it is fitted within a
     budget scaled down by as much. One of Latin text comes out a quarter under (its bytes were
-    counted at CJK's rate): when it left entries out, they are fitted again within a budget
-    scaled by how far the last try fell from it, kept while the exact count stays within.
+    counted at CJK's rate): when it left entries out, the byte budget is raised by how far the
+    try fell short, then bisected between the largest that fit and the smallest that did not,
+    kept while the exact count stays within.
     """
     fitted = _Fitted.of(ledger, summary, counter)
     budget_bytes = bytes_for(budget)
@@ -219,18 +221,27 @@ def _fit_ledger(
         else:
             fitted = _Fitted.of(ledger.refit(0), summary, counter)
         return fitted.ledger, fitted.completed, fitted.appended
+    # Under its budget and something left out: look for the largest byte budget whose ledger
+    # still fits, between this one and one scaled by how far this fell short (bisected).
+    low, high = budget_bytes, 0
     tried = fitted
     for _ in range(_REFITS):
-        if not (tried.ledger.left_out and tried.tokens) or tried.tokens == budget:
+        if not (fitted.ledger.left_out and tried.tokens) or fitted.tokens == budget:
             break
-        budget_bytes = budget_bytes * budget // tried.tokens
-        tried = _Fitted.of(ledger.refit(budget_bytes), summary, counter)
-        if tried.tokens <= budget and tried.appended > fitted.appended:
-            fitted = tried
+        guess = low * budget // max(tried.tokens, 1) if high == 0 else (low + high) // 2
+        if guess <= low or (high and guess >= high):
+            break
+        tried = _Fitted.of(ledger.refit(guess), summary, counter)
+        if tried.tokens <= budget:
+            low = guess
+            if tried.appended > fitted.appended:
+                fitted = tried
+        else:
+            high = guess
     return fitted.ledger, fitted.completed, fitted.appended
 
 
-_REFITS = 3  # a ledger under its budget is fitted again at most this often
+_REFITS = 6  # a ledger over or under its budget is fitted again at most this often
 
 
 def _extractive_share(uses: Sequence[object]) -> float:
@@ -379,13 +390,27 @@ def _said_tokens(msgs: Sequence[Message], counts: Sequence[int], start: int) -> 
     total = 0
     for i in range(start, len(msgs)):
         msg = msgs[i]
-        if msg.role != "user" or is_summary(msg):
+        body = summary_body(msg)
+        if body is not None:  # what an earlier summary quoted of it
+            total += sum(estimated_tokens(q) + _QUOTE_TOKENS for q in _quoted_lines(body))
+            continue
+        if msg.role != "user":
             continue
         text = msg.text()
         if len(text) <= _SHORT_SAID_CHARS and text not in seen:
             seen.add(text)
             total += counts[i] + _QUOTE_TOKENS
     return total + _SUMMARY_SKELETON_TOKENS if total else 0
+
+
+def _quoted_lines(body: str) -> list[str]:
+    """The lines of a summary body that quote what the user said (a statement's bullet, or a
+    ledger's "user said" entry)."""
+    return [
+        line
+        for line in body.splitlines()
+        if line.startswith(('- "', '- user said: "')) and len(line) <= _SHORT_SAID_CHARS
+    ]
 
 
 _SHORT_SAID_CHARS = 600

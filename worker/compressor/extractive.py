@@ -21,8 +21,17 @@ from worker.compressor.markers import summary_body
 from worker.compressor.messages import Message
 from worker.compressor.paths import text_paths
 from worker.compressor.prompts import SECTIONS
-from worker.compressor.prose import Prose, decision_tier, distinct, read_prose
-from worker.compressor.salience import Ranked, user_statements
+from worker.compressor.prose import Prose, decision_tier, distinct, is_question, read_prose
+from worker.compressor.salience import (
+    SAID_SECTION,
+    Ranked,
+    addressed,
+    directive_kinds,
+    idle,
+    said_in,
+    to_someone_else,
+    user_statements,
+)
 from worker.compressor.summarizer import SummaryRequest, SummaryResponse
 from worker.compressor.tool_calls import named_paths
 from worker.compressor.tooluse import Shown, ToolUse, fixed_later, later_successes, read_tool_uses
@@ -31,13 +40,22 @@ EXTRACTIVE_NOTE = (
     "(Extractive summary: assembled by rules from the transcript, without a language model. "
     "Quotes are exact but selective.)"
 )
-USER_MESSAGES = "User Messages"  # a section of ours after the template's: what the user wrote
+USER_MESSAGES = SAID_SECTION  # a section of ours after the template's: what the user wrote
 _NOT_EXTRACTED = "Not extracted (extractive summary)."
 _NO_STATE = "Not tracked by rules; see Completed Actions."
 _NO_PLAN = "Not determined by rules; see Active Task, Blocked and Pending User Asks."
 _WRITTEN = "Files written in these turns:"  # Active State's label over its list
 _FILLERS = frozenset(
-    {"None.", "None recorded.", "Nothing recorded.", _NOT_EXTRACTED, _NO_STATE, _NO_PLAN}
+    {
+        "None.",
+        "None recorded.",
+        "Nothing recorded.",
+        "Not stated.",
+        "As in the Active Task.",
+        _NOT_EXTRACTED,
+        _NO_STATE,
+        _NO_PLAN,
+    }
 )
 _NUMBERED = re.compile(r"^\s*(\d+)\.\s+(.*)$")
 _QUOTE_CHARS = 600  # a user's statement up to this long is quoted whole
@@ -101,16 +119,15 @@ def extractive_summary(
     shown = Shown()
     uses = read_tool_uses(window).uses if uses is None else uses
     prose = read_prose(window) if prose is None else prose
-    facts = _collect(window, prose, recent_turns)
+    facts = _collect(window, prose, recent_turns, tools=bool(uses))
     old = parse_sections(previous or "")
     budget = bytes_for(max(budget_tokens, 150))
-    room = _Room(max(budget - _SKELETON_BYTES, budget // 3), _focus_words(focus_topic))
+    compact = budget_tokens < _COMPACT_BELOW_TOKENS
+    skeleton = _COMPACT_SKELETON_BYTES if compact else _SKELETON_BYTES
+    room = _Room(max(budget - skeleton, budget // 3), _focus_words(focus_topic))
     # Filled in order of importance: each takes at most its share of what is left; what is
     # left at the end goes to the lists that left items out (``_Room.top_up``).
-    said = user_statements(
-        prose.asks,
-        [*_old_lines(old, "Constraints & Preferences"), *_old_lines(old, USER_MESSAGES)],
-    )
+    said = user_statements(prose.asks, said_in(previous or ""))
     facts.tasks = _tasks(prose, said, tools=bool(uses))
     active = _active_task(facts, old, room.left // 4)
     room.take(active)
@@ -130,18 +147,25 @@ def extractive_summary(
     actions = room.actions(old.get("Completed Actions", ""), [_action(u, shown) for u in uses], 0.6)
     files = room.lines(_files(facts, uses), 0.3, old=old.get("Relevant Files"))
     sections: dict[str, str] = {"Active Task": active}
-    sections["Goal"] = old.get("Goal") or _goal(facts, room.left // 6)
+    sections["Goal"] = old.get("Goal") or _goal(facts, room.left // 6, compact=compact)
     room.take(sections["Goal"])
     sections["In Progress"] = (
         snippet(facts.last_assistant, min(600, max(_LEAST_QUOTE, room.left // 6)))
-        if facts.last_assistant
+        if facts.last_assistant and not idle(facts.last_assistant)  # "Nice!" says what?
         else old.get("In Progress", "Nothing recorded.")
     )
     room.take(sections["In Progress"])
     resolved = room.lines(facts.resolved, 0.3, old=old.get("Resolved Questions"))
     pending = room.lines(facts.pending, 0.3)
-    sections["Critical Context"] = _critical(facts, old, previous, room)
-    room.top_up([statements, blocked, files_written, actions, decisions, files, resolved, pending])
+    # The last turns get a third of what is left, taken once the lists that left something
+    # out have been topped up: what was said comes before how it was said last.
+    # (In a small room the last turns, which the kept tail goes on from, are left out.)
+    recent_share = 0 if compact else max(2 * room.floor, room.left // 3)
+    room.top_up(
+        [statements, blocked, files_written, actions, decisions, files, resolved, pending],
+        keep=recent_share,
+    )
+    sections["Critical Context"] = _critical(facts, old, previous, room, most=recent_share)
     rules, others = statements.split()
     sections["Constraints & Preferences"] = rules
     sections[USER_MESSAGES] = others
@@ -161,7 +185,7 @@ def extractive_summary(
     headed = [
         name
         for name in (*SECTIONS, USER_MESSAGES)
-        if budget_tokens >= _COMPACT_BELOW_TOKENS or not _says_nothing(sections[name])
+        if not compact or not _says_nothing(sections[name])
     ]
     body = "\n\n".join(f"## {name}\n{sections[name] or 'None.'}" for name in headed)
     return f"{EXTRACTIVE_NOTE}\n\n{body}"
@@ -184,6 +208,8 @@ def _left_out(line: str) -> bool:
 
 # What every extractive summary holds whatever it says: the note and the headings.
 _SKELETON_BYTES = size(EXTRACTIVE_NOTE) + sum(size(f"## {n}\n\n\n") for n in SECTIONS) + 20
+# A small room's summary heads only the sections that say something: about half of them.
+_COMPACT_SKELETON_BYTES = size(EXTRACTIVE_NOTE) + _SKELETON_BYTES // 3
 
 
 class _Room:
@@ -240,13 +266,15 @@ class _Room:
         self.left -= pick.used + 4
         return pick
 
-    def top_up(self, picks: Sequence[_Pick]) -> None:
-        """What is left of the room goes to the lists that left items out, in this order: the
-        room under the target is used before anything is left out for length."""
+    def top_up(self, picks: Sequence[_Pick], *, keep: int = 0) -> None:
+        """What is left of the room, but ``keep``, goes to the lists that left items out, in
+        this order: the room under the target is used before anything is left out for
+        length."""
         for pick in picks:
-            if self.left <= 0:
+            spare = self.left - keep
+            if spare <= 0:
                 return
-            self.left -= pick.fill(pick.used + self.left, strict=False)
+            self.left -= pick.fill(pick.used + spare, strict=False)
 
     def _on_focus(self, text: str) -> bool:
         if not self.focus:
@@ -355,6 +383,8 @@ class _Actions(_Pick):
         return "\n".join(shown)
 
 
+_STOCK_TIMES = 3
+
 # A failed action or a file written: kept in Completed Actions before the others.
 _IMPORTANT = re.compile(r"- (?:exit [1-9]|exit -|failed)|error: |^(?:WROTE|EDITED) ")
 
@@ -366,11 +396,12 @@ def _focus_words(topic: str | None) -> frozenset[str]:
     return frozenset(words) or frozenset({topic.casefold().strip()})
 
 
-def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Facts:
+def _collect(window: Sequence[Message], prose: Prose, recent_turns: int, *, tools: bool) -> _Facts:
     facts = _Facts()
     facts.asks = [s.text for s in prose.asks]
     for s, times in distinct(prose.decisions, template=True):
-        facts.decisions[f'"{quote(s.text, 320)}"'] = decision_tier(s, times)
+        if times < _STOCK_TIMES:  # advice given again and again is a stock phrase
+            facts.decisions[f'"{quote(s.text, 320)}"'] = decision_tier(s, times)
     facts.blockers = [
         f'Assistant noted: "{quote(s.text, 300)}"'
         for s, _ in distinct(prose.blockers, template=True)  # "I'm stuck." once, at its latest
@@ -380,6 +411,8 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int) -> _Fac
         [(s.at, 0, s.text) for s in prose.asks] + [(s.at, 1, s.text) for s in prose.replies]
     )
     for _, is_reply, text in events:
+        if not (is_reply or tools or _asks(text)):
+            continue  # in a chat, a remark in passing asks nothing
         if is_reply:
             answered = [f"{ask} -> {snippet(text, 200)}" for ask in facts.pending if "?" in ask]
             facts.resolved.extend(answered)
@@ -406,7 +439,20 @@ def _tasks(prose: Prose, said: Sequence[Ranked], *, tools: bool) -> list[str]:
         for r in said
         if not r.superseded and r.score > 0 and (tools or r.times == 1 or r.directive)
     }
-    return [s.text for s in prose.asks if s.at in current]
+    return [s.text for s in prose.asks if s.at in current and (tools or _asks(s.text))]
+
+
+def _asks(text: str) -> bool:
+    """In a chat, a message that asks: a question, a request to the assistant, a rule, or a
+    long message (a remark in passing, a bot's line, is none)."""
+    if to_someone_else(text):
+        return False
+    return (
+        len(text) > _QUOTE_CHARS
+        or is_question(text)
+        or addressed(text)
+        or directive_kinds(text) > 0
+    )
 
 
 def _failures(uses: Sequence[ToolUse], shown: Shown, *, open_only: bool) -> list[str]:
@@ -448,10 +494,10 @@ def _files(facts: _Facts, uses: Sequence[ToolUse]) -> list[str]:
     return _unique(p.removeprefix("./") for p in [*named, *touched])
 
 
-def _goal(facts: _Facts, most: int) -> str:
+def _goal(facts: _Facts, most: int, *, compact: bool) -> str:
     if not facts.tasks:
         return "Not stated."
-    if len(facts.tasks) == 1:
+    if len(facts.tasks) == 1 or compact:  # in a small room, the first ask is quoted once
         return "As in the Active Task."
     return f'User asked: "{quote(facts.tasks[0], min(500, max(_LEAST_QUOTE, most)))}"'
 
@@ -462,8 +508,10 @@ def _active_task(facts: _Facts, old: dict[str, str], most: int) -> str:
     return old.get("Active Task") or "None."
 
 
-def _critical(facts: _Facts, old: dict[str, str], previous: str | None, room: _Room) -> str:
-    recent = _newest_within(facts.recent, max(2 * room.floor, room.left // 3))
+def _critical(
+    facts: _Facts, old: dict[str, str], previous: str | None, room: _Room, *, most: int
+) -> str:
+    recent = _newest_within(facts.recent, most) if most > 0 else []
     lines = ["Last turns before this summary:", *recent] if recent else []
     if previous and not old:
         # An earlier summary without our headings: keep its gist rather than lose it.

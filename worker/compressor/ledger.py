@@ -134,13 +134,17 @@ def extract_ledger(
     *,
     budget_bytes: int,  # UTF-8 bytes (``cuts.size``)
     summary: str = "",
+    previous: str = "",
 ) -> Ledger:
     """The ranked artifact trail of a window: ``turns`` (its messages as the summarizer saw
     them, redacted), ``uses`` (its tool uses) and ``prose`` (what was said in it); ``reading``
     holds later uses too, which may resolve a failure. Entries ``summary`` already holds cost
-    nothing against ``budget_bytes``: only what would be appended to it is counted."""
-    ranked = salience.user_statements(prose.asks)
-    found = [*_from_uses(uses, reading, shown), *_from_prose(prose, ranked)]
+    nothing against ``budget_bytes``: only what would be appended to it is counted.
+    ``previous``: the summary this pass updates; the entries its ledger carried are state, and
+    stand again beside the window's (what the user said ranked with what was said since)."""
+    ranked = salience.user_statements(prose.asks, salience.said_in(previous))
+    carried = _carried(previous)
+    found = [*carried, *_from_uses(uses, reading, shown), *_from_prose(prose, ranked)]
     # Identifiers (commits, issues, UUIDs) from what people wrote; a tool output's are its
     # data (a log, a diff), and its excerpt is read for URLs only. What the user said and said
     # again otherwise later is listed with that statement, marked, not on its own.
@@ -214,6 +218,27 @@ def _exact_strings_of_call(use: ToolUse, shown: Shown, order: int, *, ids: bool)
         found = scan.identifiers(args[:_ARGS_ID_CHARS])
         out += [Entry("id", i, (i,), _RANK["id"], order) for i in found]
     return out
+
+
+def _carried(previous: str) -> list[Entry]:
+    """The entries of the ledger ``previous`` ends with, older than anything in the window;
+    what the user said among them is read with the rest of what they said
+    (``salience.said_in``)."""
+    at = previous.rfind(HEADING)
+    if at < 0 or (at and previous[at - 1] != "\n"):
+        return []
+    body = previous[at + len(HEADING) :].split("\n## ", 1)[0]
+    entries: list[Entry] = []
+    lines = [line[2:] for line in body.splitlines() if line.startswith("- ")]
+    for k, line in enumerate(lines):
+        label, sep, text = line.partition(": ")
+        kind = _KIND_OF.get(label)
+        if sep and kind is not None and kind != "user":
+            entries.append(Entry(kind, text, (text,), _CARRIED_RANK[kind], k - len(lines)))
+    return entries
+
+
+_KIND_OF: dict[str, Kind] = {label: kind for kind, label in _LABELS.items()}
 
 
 def _from_prose(prose: Prose, ranked: Sequence[salience.Ranked]) -> list[Entry]:
@@ -302,6 +327,20 @@ def _user_rank(ranked: salience.Ranked) -> int:
         return _RANK["user_rule"]
     return _RANK["user"]
 
+
+# An entry an earlier ledger carried, by its kind: as it was ranked then (a decision as the
+# surer kind, its tier not kept).
+_CARRIED_RANK: dict[Kind, int] = {
+    "failing": _RANK["failing"],
+    "failed": _RANK["failed"],
+    "error": _RANK["error"],
+    "file": _RANK["file"],
+    "user_file": _RANK["user_file"],
+    "user": _RANK["user"],
+    "decision": _RANK["likely_decision"],
+    "url": _RANK["url"],
+    "id": _RANK["id"],
+}
 
 _DECISION_RANKS = (
     _RANK["decision"],

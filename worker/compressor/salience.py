@@ -32,13 +32,15 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from worker.compressor import cues, prose
 from worker.compressor.cuts import quote
 
 # Token shapes: the value of a statement is in its shaped tokens.
 URL, EMAIL, PATH, DATE, MONEY, CODE, HOST, TIME, NAME, NUMBER, WORD = range(11)
-_SHAPE_WEIGHTS = (3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 2.0, 2.0, 1.5, 0.5)
+# A number alone is weak: chatter is full of them ("capped at 30s", "1.2k rps", "14 items").
+_SHAPE_WEIGHTS = (3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.0, 2.0, 0.75, 0.5)
 # Plain words add up to at most this much: a long remark is not a fact for being long.
 _WORDS_MOST = 2.0
 _VALUE_SHAPES = frozenset({URL, EMAIL, PATH, DATE, MONEY, CODE, HOST, TIME, NAME, NUMBER})
@@ -81,14 +83,19 @@ def tokens(text: str) -> list[Token]:
 
 
 # A label opening a statement ("SAFETY RULE:", "NOTE:", "TODO:"): one to four words in
-# capitals before a colon. What follows it is what the statement says.
-_LABEL = re.compile(r"\s*(?:[^\W\d_a-z]{2,}[ \t]+){0,3}[^\W\d_a-z]{2,}\s*:\s+")
+# capitals before a colon; or a tag in brackets, as bots put in front of theirs ("[ci]",
+# "[reminder-bot]"). What follows it is what the statement says.
+_LABEL = re.compile(
+    r"\s*(?:(?:[^\W\d_a-z]{2,}[ \t]+){0,3}[^\W\d_a-z]{2,}\s*:|\[[^\]\s]{1,24}\])\s+"
+)
 
 
 def without_label(text: str) -> str:
     """``text`` without a label in capitals opening it."""
     m = _LABEL.match(text)
-    return text[m.end() :] if m is not None and not m.group().islower() else text
+    if m is None or (m.group().islower() and not m.group().lstrip().startswith("[")):
+        return text
+    return text[m.end() :]
 
 
 def _cjk_tokens(word: str) -> list[Token]:
@@ -197,6 +204,17 @@ DIRECTIVES: dict[str, tuple[str, ...]] = {
         "除非 除了 上限 最多 最少 至少 超过 截止 期限 预算",
         "まで 以外 上限 最大 以内 超え 締め切り 期限 予算",
     ),
+    "condition": (
+        "if unless whenever in_case",
+        "si cuando siempre_que en_caso_de",
+        "se quando caso",
+        "si quand lorsque au_cas_où",
+        "wenn falls sobald",
+        "se qualora nel_caso",
+        "если когда",
+        "如果 的话 一旦",
+        "場合 なら たら",
+    ),
     "preference": (
         "prefer prefers preferred want wants would_rather rather i'd_like i_like wish",
         "prefiero prefiere quiero quiere me_gusta preferiría",
@@ -244,6 +262,8 @@ HIGH = 5.0
 LOW = 1.0
 _ADDRESS_WEIGHT = 0.75
 _QUESTION_FACTOR = 0.7  # a question asks: it is answered in the turns that follow
+_CARRIED_BONUS = 2.0
+_TEMPLATE_PENALTY = 0.75
 
 
 def directive_kinds(text: str) -> int:
@@ -308,8 +328,14 @@ def _cjk_acknowledges(text: str) -> bool:
 
 
 def addressed(text: str) -> bool:
-    """The speaker addresses the listener (second person, "please")."""
-    return _ADDRESS_CUE.search(text)
+    """The speaker addresses the listener (second person, "please"), not someone named at its
+    start ("@Ines, do you have a minute?" is for Ines)."""
+    return not to_someone_else(text) and _ADDRESS_CUE.search(text)
+
+
+def to_someone_else(text: str) -> bool:
+    """``text`` opens by naming whom it is for ("@Ines ...")."""
+    return text.lstrip().startswith("@")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,10 +468,37 @@ def rank(said: Sequence[Statement]) -> list[Ranked]:
     for fam in members.values():
         for norm in {t.norm for g in fam for i in groups[g] for t in toks[i]}:
             df[norm] = df.get(norm, 0) + 1
+    templated = _templated(toks, groups)
     out: list[Ranked] = []
     for fam in members.values():
-        out += _ranked_family(said, toks, [groups[g] for g in fam], df)
+        out += _ranked_family(said, toks, [groups[g] for g in fam], df, templated)
     return sorted(out, key=lambda r: r.at)
+
+
+_TEMPLATE_AT = 3  # a pair of words said in this many other groups is a template's
+
+
+def _templated(toks: Sequence[list[Token]], groups: list[list[int]]) -> dict[int, float]:
+    """For each statement, the share of its phrasing (pairs of words in a row, values as their
+    shapes) that other statements use too: a bot's and a status line's template, said with
+    other words and values each time ("[ci] Build #2815 timed out on main", "[ci] Build #7728
+    is green again on feat/x"), where a rule or a fact is put in words of its own."""
+    pairs_of = [_pairs(toks[g[-1]]) for g in groups]
+    df: dict[tuple[str, str], int] = {}
+    for pairs in pairs_of:
+        for pair in pairs:
+            df[pair] = df.get(pair, 0) + 1
+    out: dict[int, float] = {}
+    for g, pairs in zip(groups, pairs_of, strict=True):
+        share = sum(df[p] > _TEMPLATE_AT for p in pairs) / len(pairs) if pairs else 0.0
+        for i in g:
+            out[i] = share
+    return out
+
+
+def _pairs(toks: Sequence[Token]) -> set[tuple[str, str]]:
+    frame = _frame(toks)
+    return set(pairwise(frame))
 
 
 def _ranked_family(
@@ -453,6 +506,7 @@ def _ranked_family(
     toks: Sequence[list[Token]],
     fam: list[list[int]],
     df: dict[str, int],
+    templated: dict[int, float],
 ) -> list[Ranked]:
     """A family (its groups of statements alike, each in order) as ranked statements: each
     group once, as its latest member with what only earlier members said; the group said last
@@ -460,6 +514,10 @@ def _ranked_family(
     by it. A group of a few wordings is a value updated: each wording is quoted, the earlier
     ones marked; a group of many (a status line, a bot's template) is collapsed."""
     fam = sorted((w for g in fam for w in _wordings(toks, g)), key=lambda g: g[-1])
+    # The wording said last is current; one an earlier summary marked superseded never is
+    # again (the summary lists it apart from what replaced it, maybe after it).
+    live = [g for g in fam if not said[g[-1]].superseded] or fam
+    fam = [g for g in fam if g is not live[-1]] + [live[-1]]
     current = fam[-1][-1]
     top = _score(
         said[current],
@@ -467,6 +525,7 @@ def _ranked_family(
         df,
         times=_times(said, fam[-1]),
         changed=len(fam[-1]) > 1 and _changed(toks, fam[-1]),
+        templated=templated[current],
     )
     out: list[Ranked] = []
     for group in fam:
@@ -481,7 +540,14 @@ def _ranked_family(
         score = (
             top
             if last == current
-            else _score(said[last], toks[last], df, times=times, changed=bool(earlier))
+            else _score(
+                said[last],
+                toks[last],
+                df,
+                times=times,
+                changed=bool(earlier),
+                templated=templated[last],
+            )
         )
         out.append(
             Ranked(
@@ -543,12 +609,22 @@ _SUPERSEDED_FACTOR = 0.3  # an earlier value ranks below the one that replaced i
 
 
 def _score(
-    said: Statement, toks: Sequence[Token], df: dict[str, int], *, times: int, changed: bool
+    said: Statement,
+    toks: Sequence[Token],
+    df: dict[str, int],
+    *,
+    times: int,
+    changed: bool,
+    templated: float = 0.0,
 ) -> float:
-    """The salience of one statement: content (divided by how often it was said), directive,
-    addressed; a question counts less, an acknowledgement nothing."""
+    """The salience of one statement: content (divided by how often it was said, and less the
+    more of its phrasing is a template's: ``templated``), directive, addressed; a question
+    counts less, an acknowledgement nothing."""
     if said.idle:
         return 0.0
+    # An earlier summary kept it, weighed against what was said around it then: it keeps a
+    # head start over what was said since.
+    carried = _CARRIED_BONUS if said.at < 0 else 0.0
     seen: set[str] = set()
     shaped = words = 0.0
     for t in toks:
@@ -560,7 +636,7 @@ def _score(
             words += weight
         else:
             shaped += weight
-    content = shaped + min(words, _WORDS_MOST)
+    content = (shaped + min(words, _WORDS_MOST)) * (1.0 - _TEMPLATE_PENALTY * templated)
     # A refrain: said again as it was, or again and again with other values (a status line).
     # Said twice with a new value, it is an update.
     if times > 2 or (times > 1 and not changed):
@@ -570,7 +646,7 @@ def _score(
     score = content + _DIRECTIVE_WEIGHT * directive
     if addressed(said.text):
         score += _ADDRESS_WEIGHT
-    return score * _QUESTION_FACTOR if said.question else score
+    return (score * _QUESTION_FACTOR if said.question else score) + carried
 
 
 # ---------------------------------------------------------------------------------------------
@@ -784,6 +860,28 @@ def user_statements(asks: Sequence[prose.Said], carried_lines: Sequence[str] = (
 
 
 _WHOLE_CHARS = 600  # a message up to this long is one statement, quoted whole
+
+
+# Where a summary of ours quotes what the user said: the extractive summary's two sections
+# (``Ranked.render`` in bullets), and the ledger's entries of that kind.
+RULES_SECTION = "Constraints & Preferences"
+SAID_SECTION = "User Messages"
+_LEDGER_SAID = "- user said: "
+
+
+def said_in(summary: str) -> list[str]:
+    """What the user said, as an earlier summary of ours quoted it, in order: the bullets of
+    its sections of what was said, and its ledger's entries of it."""
+    out: list[str] = []
+    quoting = False
+    for line in summary.splitlines():
+        if line.startswith("## "):
+            quoting = line[3:].strip() in (RULES_SECTION, SAID_SECTION)
+        elif line.startswith(_LEDGER_SAID):
+            out.append(line[len(_LEDGER_SAID) :])
+        elif quoting and line.startswith('- "'):
+            out.append(line[2:])
+    return out
 
 
 def carry_over(asks: Sequence[prose.Said], *, most_chars: float) -> str:
