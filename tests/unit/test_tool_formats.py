@@ -91,4 +91,6 @@ def test_the_one_line_account_names_the_exit_code_and_the_error(case: dict[str, 
         assert f"exit {use.exit_code}" in line
     if use.first_error and (use.failed or use.kind in ("shell", "code")):
         assert Shown().error(use) in line
+    for text in case["expect"].get("account_contains", []):
+        assert text in line
     assert "\n" not in line

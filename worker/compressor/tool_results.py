@@ -41,6 +41,8 @@ def read_result(text: str, *, shell: bool) -> ResultFacts:
     body = facts.body
     if not facts.failed and facts.exit_code is None and _FAILURE_START.match(body, _lead(body)):
         facts = facts._replace(failed=True, error=facts.error or first_line(body))
+    if body[:1] in _NO_OUTPUT_STARTS and _NO_OUTPUT.fullmatch(body.strip()):
+        facts = facts._replace(body="")  # a placeholder that says the output was empty
     if saved is not None:  # where the whole output is, above what the preview showed
         facts = facts._replace(body=f"{saved}\n{facts.body}" if facts.body else saved)
     return facts
@@ -131,6 +133,16 @@ def _evicted(text: str) -> tuple[str, str | None]:
     if start < 0:
         return text, None
     return _NUMBERED.sub("", text[start + 2 :].strip("\n")), text.partition("\n")[0].strip()
+
+
+# What agents put in place of an empty output: Claude Code's "(Bash completed with no output)",
+# deepagents' "<no output>", OpenHands' IPython note, SWE-agent's no-output templates.
+_NO_OUTPUT = re.compile(
+    r"\(\w+ completed with no output\)|<no output>|\[Code executed successfully with no output\]"
+    r"|(?:<warning>\s*)?Your (?:last )?command ran successfully and did not produce any output\."
+    r"(?:\s*</warning>)?"
+)
+_NO_OUTPUT_STARTS = frozenset("(<[Y")
 
 
 # Words that open a failure report when a tool has no exit code to give (each from an agent's

@@ -20,7 +20,14 @@ from worker.compressor.cuts import first_line, safe_prefix
 from worker.compressor.errorlines import ErrorLine, error_lines, may_hold_errors
 from worker.compressor.messages import Message, ToolCall, content_text, image_count
 from worker.compressor.redact import redact_text
-from worker.compressor.tool_calls import CallFacts, Kind, only_views, programs, read_call
+from worker.compressor.tool_calls import (
+    CallFacts,
+    Kind,
+    only_views,
+    programs,
+    read_call,
+    reply_of,
+)
 from worker.compressor.tool_results import ResultFacts, read_result
 
 _RUNS: frozenset[Kind] = frozenset({"shell", "code"})
@@ -65,6 +72,15 @@ class ToolUse(NamedTuple):  # two per call are built while reading: a tuple is c
         """Files this use wrote or edited: none when the tool reported a failure (a refused
         write, an edit whose old text was not found)."""
         return () if self.failed else self.facts.written
+
+    @property
+    def reply(self) -> str | None:
+        """What a command's exit status answers when it is a reply, not a failure ("no
+        matches": grep, rg and ``git grep`` exiting 1; "they differ": diff; "false": test)."""
+        if self.facts.kind != "shell" or not self.facts.command or self.result is None:
+            return None
+        silent = not self.result.body.strip()
+        return reply_of(self.facts.command, self.result.exit_code, silent=silent)
 
     @property
     def first_error(self) -> str | None:
@@ -139,9 +155,9 @@ def _answered(use: ToolUse, index: int, msg: Message, *, scan: bool) -> ToolUse:
     content = msg.content
     text = content if type(content) is str else content_text(content)
     result = read_result(text, shell=use.kind in _RUNS)
-    if result.exit_code == 1 and _views_only(use.facts):
+    if result.failed and _answers(use.facts, result.exit_code):
         # grep and rg found nothing, diff found a difference, test said false: no failure
-        result = ResultFacts(result.body, 1, False, result.note)
+        result = ResultFacts(result.body, result.exit_code, False, result.note)
     errors = tuple(_errors_of(use.facts, result)) if scan else ()
     # Code cells, and some agents' shells, report no exit code: an error is how they fail.
     if (
@@ -203,6 +219,16 @@ def _first_message_line(text: str) -> str:
         if stripped and stripped not in _LABELS:
             return stripped
     return ""
+
+
+def _answers(facts: CallFacts, exit_code: int | None) -> bool:
+    """A shell command's exit status is an answer: the deciding program's reply (``pip list |
+    grep x`` exiting 1), or 1 from a command that only shows something."""
+    if facts.kind != "shell" or not facts.command:
+        return False
+    if reply_of(facts.command, exit_code) is not None:
+        return True
+    return exit_code == 1 and _views_only(facts)
 
 
 def _views_only(facts: CallFacts) -> bool:
@@ -299,7 +325,11 @@ class Shown:
         lines = _line_count(use.body)
         size = f"{lines} line{'s' * (lines != 1)}"
         parts = [f"exit {use.exit_code}"] if use.exit_code is not None else []
-        parts.append(size)
+        reply = use.reply
+        if reply is not None:
+            parts.append(reply)  # what the exit status answered: it came back empty-handed
+        if reply != "no matches" or lines > 1:
+            parts.append(size)
         if use.result.note and use.exit_code is None:
             parts.append(self.text(use.result.note, 80))
         error = self.error(use)
@@ -312,6 +342,7 @@ class Shown:
         facts = use.facts
         if facts.kind in _RUNS and use.command:
             verb = "ran" if facts.kind == "shell" else "ran code"
+            verb = "searched" if use.reply == "no matches" else verb
             return f"{verb} `{self.command(use)}` -> {self.outcome(use)}"
         if facts.kind in ("write", "edit") and facts.paths:
             verb = "wrote" if facts.kind == "write" else "edited"
