@@ -128,6 +128,45 @@ def test_a_failure_later_fixed_is_kept_as_such() -> None:
     ]
 
 
+PATCH = (
+    "*** Begin Patch\n*** Update File: web/index.js\n@@ function render(state) {\n"
+    "-  return html`<p>${count}</p>`;\n+  return html`<p>${state.count}</p>`;\n*** End Patch"
+)
+
+
+def patched(call_id: str, result: str) -> list[Message]:
+    """Codex's freeform apply_patch call (the patch is the arguments) and its result."""
+    return [
+        assistant(None, [ToolCall(call_id, "apply_patch", PATCH)]),
+        tool_result(call_id, result),
+    ]
+
+
+def test_a_failed_edit_is_listed_as_a_failed_command_is_and_writes_nothing() -> None:
+    failed = "Exit code: 1\nWall time: 0 seconds\nOutput:\nFailed to write file /p/web/index.js\n"
+    ledger = ledger_of([user("fix the counter"), *patched("p1", failed)])
+    assert texts(ledger, "failing") == [
+        "apply_patch web/index.js → exit 1: Failed to write file /p/web/index.js"
+    ]
+    assert texts(ledger, "file") == [] and texts(ledger, "error") == []
+    (entry,) = ledger.of_kind("failing")
+    assert entry.present_in(entry.render())  # its needles are in what it renders
+    assert not entry.present_in("apply_patch web/index.js failed: Failed to write file")
+
+
+def test_a_failed_edit_of_a_file_written_later_failed_and_later_passed() -> None:
+    failed = "Exit code: 1\nWall time: 0 seconds\nOutput:\nFailed to write file /p/web/index.js\n"
+    done = "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n"
+    ledger = ledger_of(
+        [user("fix it"), *patched("p1", failed), *patched("p2", done + "M web/index.js")]
+    )
+    assert texts(ledger, "failing") == []
+    assert texts(ledger, "failed") == [
+        "apply_patch web/index.js → exit 1: Failed to write file /p/web/index.js"
+    ]
+    assert texts(ledger, "file") == ["web/index.js"]
+
+
 def test_files_written_come_from_file_tools_and_shell_writes() -> None:
     assert texts(ledger_of(window()), "file") == [
         "reproduce.py",

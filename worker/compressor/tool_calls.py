@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeAlias
 
+from worker.compressor import jsonvalue
 from worker.compressor.paths import (
     argument_paths,
     command_words,
@@ -125,13 +126,25 @@ def read_call(
     kind = _NAMES.get(key)
     if key in _EDITORS:
         kind = _EDITOR_COMMANDS.get(str(args.get("command", "")), "edit")
+    if not args and arguments[:1] == '"':
+        arguments = _freeform_input(arguments)
     if kind is None:
         kind = _kind_from_arguments(args, arguments)
-    if light:
+    if light and kind not in ("write", "edit"):  # a write's files tell a later fix: read them
         command = shell_command(args) if kind == "shell" and args else None
         return CallFacts(name, kind, command=command)
     reader = _READERS.get(kind, _read_other)
     return reader(name, arguments, args, kind)
+
+
+def _freeform_input(arguments: str) -> str:
+    """A freeform tool's raw input (Codex's apply_patch patch text), which some gateways keep as
+    a JSON string: the text it encodes; ``arguments`` itself when it is not one."""
+    try:
+        value = jsonvalue.loads(arguments)
+    except ValueError:
+        return arguments
+    return value if isinstance(value, str) else arguments
 
 
 def named_paths(facts: CallFacts) -> tuple[str, ...]:
