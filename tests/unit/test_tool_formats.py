@@ -56,6 +56,7 @@ def test_every_agent_has_fixtures() -> None:
         "claude_code",
         "deepagents",
         "mini_swe_agent",
+        "swe_agent",
         "generic",
     }
     assert len(CASES) >= 150

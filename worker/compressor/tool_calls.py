@@ -74,7 +74,7 @@ for _kind, _names in (
         "executepython runcode jupyter",
     ),
     ("read", "read readfile viewfile openfile view cat readmanyfiles getfilecontents fileread"),
-    ("write", "write writefile createfile writetofile savefile filewrite"),
+    ("write", "write writefile createfile writetofile savefile filewrite create"),
     (
         "edit",
         "edit multiedit editfile strreplace replaceinfile patch applypatch notebookedit "
