@@ -167,6 +167,44 @@ def test_a_failed_edit_of_a_file_written_later_failed_and_later_passed() -> None
     assert texts(ledger, "file") == ["web/index.js"]
 
 
+def test_a_swe_agent_session_keeps_its_created_files_and_its_failing_compose_command() -> None:
+    # SWE-agent observations carry no exit code: a failure shows only in what was printed.
+    def call(call_id: str, name: str, args: dict[str, str], out: str) -> list[Message]:
+        return [
+            assistant(None, [ToolCall(call_id, name, json.dumps(args))]),
+            tool_result(call_id, f"OBSERVATION:\n{out}"),
+        ]
+
+    text = "import os\nprint(os.environ['DATABASE_URL'])\n"
+    quoted = "'" + text.replace("'", "'\"'\"'") + "'"
+    msgs = [
+        user("<uploaded_files>\n/testbed\n</uploaded_files>\nFix the migration crash."),
+        *call(
+            "c1",
+            "bash",
+            {"command": f"str_replace_editor create /testbed/check_db.py --file_text {quoted}"},
+            "File created successfully at: /testbed/check_db.py",
+        ),
+        *call(
+            "c2",
+            "create",
+            {"filename": "notes.txt"},
+            "[File: /testbed/notes.txt (1 lines total)]\n1:",
+        ),
+        *call(
+            "c3",
+            "bash",
+            {"command": "docker-compose exec web python manage.py migrate"},
+            'service "web" is not running',
+        ),
+    ]
+    ledger = ledger_of(msgs)
+    assert texts(ledger, "file") == ["/testbed/check_db.py", "notes.txt"]
+    assert texts(ledger, "failing") == [
+        '`docker-compose exec web python manage.py migrate`: service "web" is not running'
+    ]
+
+
 def test_files_written_come_from_file_tools_and_shell_writes() -> None:
     assert texts(ledger_of(window()), "file") == [
         "reproduce.py",
