@@ -31,7 +31,7 @@ from worker.compressor.messages import (
     user,
 )
 from worker.compressor.prose import NAME_PAIR, names_someone, read_prose
-from worker.compressor.tooluse import Shown, read_tool_uses
+from worker.compressor.tooluse import Shown, fixed_later, later_successes, read_tool_uses
 from worker.compressor.turns import Window, build_turns
 
 SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
@@ -203,6 +203,22 @@ def test_a_swe_agent_session_keeps_its_created_files_and_its_failing_compose_com
     assert texts(ledger, "failing") == [
         '`docker-compose exec web python manage.py migrate`: service "web" is not running'
     ]
+
+
+def test_a_rerun_in_the_verbatim_tail_that_failed_again_fixed_nothing() -> None:
+    # SWE-agent gives no exit code: the tail's rerun fails by its error line, as the first did.
+    def run(call_id: str) -> list[Message]:
+        command = json.dumps({"command": "docker-compose exec web python manage.py migrate"})
+        return [
+            assistant(None, [ToolCall(call_id, "bash", command)]),
+            tool_result(call_id, 'OBSERVATION:\nservice "web" is not running'),
+        ]
+
+    msgs = [user("run the migrations"), *run("c1"), *run("c2")]
+    reading = read_tool_uses(msgs, errors_before=3)  # the second run is in the tail
+    first, rerun = reading.uses
+    assert rerun.failed
+    assert not fixed_later(first, later_successes(reading.uses))
 
 
 def test_files_written_come_from_file_tools_and_shell_writes() -> None:

@@ -175,6 +175,9 @@ def _answered(use: ToolUse, index: int, msg: Message, *, scan: bool) -> ToolUse:
     if result.failed and _answers(use.facts, result.exit_code):
         # grep and rg found nothing, diff found a difference, test said false: no failure
         result = ResultFacts(result.body, result.exit_code, False, result.note)
+    # Past ``errors_before`` a result is read for whether it failed: by its exit code, or, for a
+    # run that reports none, by its error lines (a rerun that failed again fixed nothing).
+    scan = scan or (result.exit_code is None and use.kind in _RUNS)
     errors = tuple(_errors_of(use.facts, result)) if scan else ()
     # Code cells, and some agents' shells, report no exit code: an error is how they fail.
     if (
