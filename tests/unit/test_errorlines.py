@@ -169,6 +169,19 @@ FIRST = [
         "tar: /backups/a.tgz: Wrote only 4096 of 10240 bytes",
     ),
     (
+        "docker compose, a service that is not running",
+        "docker compose exec web python manage.py migrate",
+        "WARN[0000] /app/docker-compose.yml: the attribute `version` is obsolete, it will be "
+        'ignored, please remove it to avoid potential confusion\nservice "web" is not running\n',
+        'service "web" is not running',
+    ),
+    (
+        "docker compose, a service it does not know",
+        "docker compose exec worker celery status",
+        "no such service: worker\n",
+        "no such service: worker",
+    ),
+    (
         "a count alone is quoted when nothing else is",
         "pytest -q",
         "F.\n1 failed, 1 passed in 0.02s\n",

@@ -338,3 +338,25 @@ def test_a_small_room_drops_a_list_whose_every_item_was_left_out() -> None:
     assert "Completed Actions" not in sections
     assert "Active State" not in sections
     assert "Active Task" in sections
+
+
+def test_a_failed_edit_is_blocked_with_its_exit_code_and_wrote_nothing() -> None:
+    patch = "*** Begin Patch\n*** Update File: web/index.js\n@@\n-a\n+b\n*** End Patch"
+    msgs = [
+        user("Fix the counter in web/index.js."),
+        assistant(None, [ToolCall(id="p1", name="apply_patch", arguments=json.dumps(patch))]),
+        tool_result(
+            "p1",
+            "Exit code: 1\nWall time: 0 seconds\nOutput:\nFailed to write file /p/web/index.js",
+        ),
+        assistant("The sandbox refused the write."),
+        user("Try again after fixing the permissions."),
+    ]
+    sections = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))
+    assert sections["Completed Actions"] == (
+        '1. TRIED to edit web/index.js - exit 1, failed: "Failed to write file /p/web/index.js" '
+        "[tool: apply_patch]"
+    )
+    blocked = sections["Blocked"]
+    assert "- apply_patch web/index.js → exit 1: Failed to write file /p/web/index.js" in blocked
+    assert "web/index.js" not in sections["Active State"]

@@ -31,7 +31,7 @@ from worker.compressor.messages import (
     user,
 )
 from worker.compressor.prose import NAME_PAIR, names_someone, read_prose
-from worker.compressor.tooluse import Shown, read_tool_uses
+from worker.compressor.tooluse import Shown, fixed_later, later_successes, read_tool_uses
 from worker.compressor.turns import Window, build_turns
 
 SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
@@ -126,6 +126,99 @@ def test_a_failure_later_fixed_is_kept_as_such() -> None:
     assert texts(ledger_of(window()), "failed") == [
         "`python reproduce.py` → exit 1: ValueError: bad config in app/settings.py"
     ]
+
+
+PATCH = (
+    "*** Begin Patch\n*** Update File: web/index.js\n@@ function render(state) {\n"
+    "-  return html`<p>${count}</p>`;\n+  return html`<p>${state.count}</p>`;\n*** End Patch"
+)
+
+
+def patched(call_id: str, result: str) -> list[Message]:
+    """Codex's freeform apply_patch call (the patch is the arguments) and its result."""
+    return [
+        assistant(None, [ToolCall(call_id, "apply_patch", PATCH)]),
+        tool_result(call_id, result),
+    ]
+
+
+def test_a_failed_edit_is_listed_as_a_failed_command_is_and_writes_nothing() -> None:
+    failed = "Exit code: 1\nWall time: 0 seconds\nOutput:\nFailed to write file /p/web/index.js\n"
+    ledger = ledger_of([user("fix the counter"), *patched("p1", failed)])
+    assert texts(ledger, "failing") == [
+        "apply_patch web/index.js → exit 1: Failed to write file /p/web/index.js"
+    ]
+    assert texts(ledger, "file") == [] and texts(ledger, "error") == []
+    (entry,) = ledger.of_kind("failing")
+    assert entry.present_in(entry.render())  # its needles are in what it renders
+    assert not entry.present_in("apply_patch web/index.js failed: Failed to write file")
+
+
+def test_a_failed_edit_of_a_file_written_later_failed_and_later_passed() -> None:
+    failed = "Exit code: 1\nWall time: 0 seconds\nOutput:\nFailed to write file /p/web/index.js\n"
+    done = "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n"
+    ledger = ledger_of(
+        [user("fix it"), *patched("p1", failed), *patched("p2", done + "M web/index.js")]
+    )
+    assert texts(ledger, "failing") == []
+    assert texts(ledger, "failed") == [
+        "apply_patch web/index.js → exit 1: Failed to write file /p/web/index.js"
+    ]
+    assert texts(ledger, "file") == ["web/index.js"]
+
+
+def test_a_swe_agent_session_keeps_its_created_files_and_its_failing_compose_command() -> None:
+    # SWE-agent observations carry no exit code: a failure shows only in what was printed.
+    def call(call_id: str, name: str, args: dict[str, str], out: str) -> list[Message]:
+        return [
+            assistant(None, [ToolCall(call_id, name, json.dumps(args))]),
+            tool_result(call_id, f"OBSERVATION:\n{out}"),
+        ]
+
+    text = "import os\nprint(os.environ['DATABASE_URL'])\n"
+    quoted = "'" + text.replace("'", "'\"'\"'") + "'"
+    msgs = [
+        user("<uploaded_files>\n/testbed\n</uploaded_files>\nFix the migration crash."),
+        *call(
+            "c1",
+            "bash",
+            {"command": f"str_replace_editor create /testbed/check_db.py --file_text {quoted}"},
+            "File created successfully at: /testbed/check_db.py",
+        ),
+        *call(
+            "c2",
+            "create",
+            {"filename": "notes.txt"},
+            "[File: /testbed/notes.txt (1 lines total)]\n1:",
+        ),
+        *call(
+            "c3",
+            "bash",
+            {"command": "docker-compose exec web python manage.py migrate"},
+            'service "web" is not running',
+        ),
+    ]
+    ledger = ledger_of(msgs)
+    assert texts(ledger, "file") == ["/testbed/check_db.py", "notes.txt"]
+    assert texts(ledger, "failing") == [
+        '`docker-compose exec web python manage.py migrate`: service "web" is not running'
+    ]
+
+
+def test_a_rerun_in_the_verbatim_tail_that_failed_again_fixed_nothing() -> None:
+    # SWE-agent gives no exit code: the tail's rerun fails by its error line, as the first did.
+    def run(call_id: str) -> list[Message]:
+        command = json.dumps({"command": "docker-compose exec web python manage.py migrate"})
+        return [
+            assistant(None, [ToolCall(call_id, "bash", command)]),
+            tool_result(call_id, 'OBSERVATION:\nservice "web" is not running'),
+        ]
+
+    msgs = [user("run the migrations"), *run("c1"), *run("c2")]
+    reading = read_tool_uses(msgs, errors_before=3)  # the second run is in the tail
+    first, rerun = reading.uses
+    assert rerun.failed
+    assert not fixed_later(first, later_successes(reading.uses))
 
 
 def test_files_written_come_from_file_tools_and_shell_writes() -> None:

@@ -92,7 +92,7 @@ def test_search_write_fetch_and_unknown_tools_get_lines_too() -> None:
         "edit_file",
         '{"path": "a.py", "old_string": "x", "new_string": "y"}',
         "Error: String 'x' not found in file",
-    ) == ("edited a.py -> failed: \"Error: String 'x' not found in file\"")
+    ) == ("tried to edit a.py -> failed: \"Error: String 'x' not found in file\"")
 
 
 def test_a_result_without_its_call_stays_for_the_sanitizer() -> None:

@@ -22,10 +22,15 @@ from worker.compressor.tooluse import Shown, ToolUse, read_tool_uses
 FIXTURES = Path(__file__).parent.parent / "data" / "tool_formats"
 
 
+def _docs() -> list[dict[str, Any]]:
+    """Each agent's fixtures (agent_user_messages.json holds transcripts, not tool uses)."""
+    docs = [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))]
+    return [doc for doc in docs if "cases" in doc]
+
+
 def _cases(*, gaps_fail: bool) -> list[Any]:
     out = []
-    for path in sorted(FIXTURES.glob("*.json")):
-        doc = json.loads(path.read_text())
+    for doc in _docs():
         for case in doc["cases"]:
             marks = []
             if gaps_fail and "known_gap" in case:
@@ -48,7 +53,7 @@ def read(case: dict[str, Any]) -> ToolUse:
 
 
 def test_every_agent_has_fixtures() -> None:
-    agents = {json.loads(p.read_text())["agent"] for p in FIXTURES.glob("*.json")}
+    agents = {doc["agent"] for doc in _docs()}
     assert agents >= {
         "hermes",
         "openhands",
@@ -56,6 +61,7 @@ def test_every_agent_has_fixtures() -> None:
         "claude_code",
         "deepagents",
         "mini_swe_agent",
+        "swe_agent",
         "generic",
     }
     assert len(CASES) >= 150
@@ -91,4 +97,6 @@ def test_the_one_line_account_names_the_exit_code_and_the_error(case: dict[str, 
         assert f"exit {use.exit_code}" in line
     if use.first_error and (use.failed or use.kind in ("shell", "code")):
         assert Shown().error(use) in line
+    for text in case["expect"].get("account_contains", []):
+        assert text in line
     assert "\n" not in line

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tests.unit.test_ledger import ledger_of
 from worker.compressor.extractive import extractive_summary, parse_sections
 from worker.compressor.messages import Message, ToolCall, assistant, tool_result, user
+from worker.compressor.tool_calls import only_views
 from worker.compressor.tooluse import Shown, read_tool_uses
 
 
@@ -106,10 +107,15 @@ def test_account_ledger_and_summary_name_the_same_command_and_exit_code(
     actions = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=2000))[
         "Completed Actions"
     ]
-    assert f"RAN `{cmd}` - exit {code}" in actions
+    verb = "SEARCHED" if use.reply == "no matches" else "RAN"  # rg, grep: exit 1 found nothing
+    assert f"{verb} `{cmd}` - exit {code}" in actions
 
     entries = [e for e in ledger_of(msgs).entries if e.kind in ("failing", "failed")]
-    if code != 0 or (error and use.errors):
+    # A non-zero exit is a failure unless it is an answer (grep's 1: no matches; 1 from a
+    # command that only shows something).
+    answered = use.reply is not None or (code == 1 and only_views(command))
+    assert use.failed == (code != 0 and not answered)
+    if use.failed or (error and use.errors):
         (entry,) = entries
         assert entry.text.startswith(f"`{cmd}` → exit {code}")
         if use.first_error:

@@ -36,6 +36,25 @@ WRITES = [
         [".pre-commit-config.yaml"],
     ),
     ("touch", "touch src/__init__.py tests/__init__.py", ["src/__init__.py", "tests/__init__.py"]),
+    ("an absolute path", "echo x > /tmp/out.txt", ["/tmp/out.txt"]),
+    (
+        "a heredoc into an absolute path",
+        "cat > /testbed/reproduce.py <<'EOF'\nimport app\nEOF",
+        ["/testbed/reproduce.py"],
+    ),
+    ("a dot-slash path", "sed -i 's/a/b/' ./run.sh", ["./run.sh"]),
+    (
+        "SWE-agent's editor, its file text quoted over several lines",
+        "str_replace_editor create /testbed/reproduce.py --file_text 'import sys\n"
+        "print('\"'\"'ok'\"'\"')\n'",
+        ["/testbed/reproduce.py"],
+    ),
+    (
+        "SWE-agent's editor replacing",
+        "str_replace_editor str_replace /testbed/a.py --old_str 'x = 1' --new_str 'x = 2'",
+        ["/testbed/a.py"],
+    ),
+    ("SWE-agent's create", "cd /testbed && create reproduce_bug.py", ["reproduce_bug.py"]),
     (
         "node through a name",
         "node <<'JS'\nconst fs = require('node:fs');\nconst file = \"src/views/show.html.heex\";\n"
@@ -71,6 +90,8 @@ READS = [
     ),
     ("a heredoc's body is data", "cat <<'EOF'\necho x > not/written.txt\nEOF"),
     ("git, not mv", "git add src/app.py && git commit -m 'mv a b'"),
+    ("SWE-agent's editor viewing", "str_replace_editor view /testbed/a.py --view_range 1 20"),
+    ("create as another program's subcommand", "kubectl create -f deploy/web.yaml"),
 ]
 
 

@@ -64,6 +64,8 @@ _TRIGGERS = (
     "ndefined",
     "xceeds",
     "not satisf",
+    "not running",
+    "o such",
     ") test ",
     "\ne: ",
     "(warning):",
@@ -150,7 +152,7 @@ _CODE = re.compile(
 _WORDED = Cue(
     "error errors fail failed fails failing failure failures fatal panic panicked exception "
     "refused denied rejected conflict aborted not_found could_not cannot can't unable_to "
-    "no_space_left timed_out not_satisfy not_satisfied undefined exceeds"
+    "no_space_left timed_out not_satisfy not_satisfied undefined exceeds not_running no_such"
 )
 # An HTTP API's error body, as httpie or curl prints it: "detail": "...".
 _JSON_ERROR = re.compile(r'\s*"(?:detail|error|error_description|message)":\s*"')

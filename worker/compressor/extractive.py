@@ -464,17 +464,8 @@ def _failures(uses: Sequence[ToolUse], shown: Shown, *, open_only: bool) -> list
             continue
         if open_only and fixed_later(use, passed):
             continue
-        out.append(_failure_line(use, shown))
+        out.append(shown.failure(use))
     return out
-
-
-def _failure_line(use: ToolUse, shown: Shown) -> str:
-    command = shown.command(use)
-    error = shown.error(use)
-    if command:
-        code = f" → exit {use.exit_code}" if use.exit_code is not None else ""
-        return f"`{command}`{code}" + (f": {error}" if error else "")
-    return f"{use.call.name}: {error or 'failed'}"
 
 
 def _action(use: ToolUse, shown: Shown) -> str:

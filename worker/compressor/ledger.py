@@ -22,7 +22,14 @@ from worker.compressor import ledger_scan as scan
 from worker.compressor.cuts import quote, size
 from worker.compressor.paths import text_paths
 from worker.compressor.prose import NAME_PAIR, Prose, decision_tier, distinct, names_someone
-from worker.compressor.tooluse import Reading, Shown, ToolUse, fixed_later, later_successes
+from worker.compressor.tooluse import (
+    PATH_CHARS,
+    Reading,
+    Shown,
+    ToolUse,
+    fixed_later,
+    later_successes,
+)
 from worker.compressor.turns import Turn
 
 Kind: TypeAlias = Literal[
@@ -172,7 +179,7 @@ def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[
     with_ids = scan.texts_with_identifiers([u.call.arguments[:_ARGS_ID_CHARS] for u in uses])
     for i, use in enumerate(uses):
         order = use.call_index
-        if use.kind in ("shell", "code") and use.command and (use.failed or use.errors):
+        if _attempt_failed(use):
             out += _command_entries(use, shown, resolved=fixed_later(use, passed))
         elif use.failed and use.first_error:
             where = (
@@ -187,18 +194,25 @@ def _from_uses(uses: Sequence[ToolUse], reading: Reading, shown: Shown) -> list[
     return out
 
 
+def _attempt_failed(use: ToolUse) -> bool:
+    """A command that failed (or printed an error line), or a write or an edit that failed."""
+    if use.kind in ("shell", "code"):
+        return bool(use.command) and (use.failed or bool(use.errors))
+    return use.failed and use.kind in ("write", "edit") and bool(use.facts.paths)
+
+
 def _command_entries(use: ToolUse, shown: Shown, *, resolved: bool) -> list[Entry]:
-    """A failed command (or one whose output shows an error): the command, its exit code and
-    first error line in one entry; its further error lines as entries of their own."""
-    command = shown.command(use) or ""
+    """A failed command (or one whose output shows an error), or a failed write or edit: what
+    was attempted, its exit code and first error line in one entry; its further error lines as
+    entries of their own."""
     code = use.exit_code
     error = shown.error(use)
     if not use.failed and code in (0, None) and resolved:
         return []  # an error printed by a run that succeeded and was run again: noise
     kind: Kind = "failed" if resolved else "failing"
-    text = f"`{command}`" + (f" → exit {code}" if code is not None else "")
-    text += f": {error}" if error else ""
-    needles = tuple(n for n in (command, error) if n)
+    attempt = shown.command(use) or shown.text(use.facts.paths[0], PATH_CHARS)
+    needles = tuple(n for n in (attempt, error) if n)
+    text = shown.failure(use)
     entries = [Entry(kind, text, needles, _RANK[kind], use.call_index, code)]
     for extra in use.errors[1:3]:
         line = shown.text(extra.text, _LINE_CHARS)

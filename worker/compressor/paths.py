@@ -30,6 +30,7 @@ PATH_KEYS = frozenset(
         "new_path",
         "notebook_path",
         "dir_path",
+        "dir",
         "directory",
         "paths",
         "files",
@@ -39,7 +40,7 @@ PATH_KEYS = frozenset(
     }
 )
 # Keys that name where a command runs, not a file it touches.
-_WHERE_KEYS = frozenset({"workdir", "directory", "dir_path"})
+_WHERE_KEYS = frozenset({"workdir", "directory", "dir_path", "dir"})
 
 
 def looks_like_path(value: str) -> bool:
@@ -171,15 +172,23 @@ _FEEDS_PROGRAM = re.compile(
     r"|<<[^\n]*\|\s*(?:python[\d.]*|node|ruby|perl|apply_patch|bash|sh)\b"
 )
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w]*)\1")
+# Editor commands an agent installs on the PATH (SWE-agent's): the subcommands that write, and
+# where the file stands among the arguments (``str_replace_editor create /x.py --file_text
+# ...``, ``create x.py``).
+_EDITORS: dict[str, frozenset[str] | None] = {
+    "str_replace_editor": frozenset({"create", "str_replace", "insert", "undo_edit"}),
+    "create": None,  # no subcommand: the file comes first
+}
 # Words of the commands that write files; a line holding none of them (nor a ">") writes none.
 _WRITERS = frozenset(
-    {"sed", "gsed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln"}
+    {"sed", "gsed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", *_EDITORS}
 )  # (and git's mv: "mv" is one of its words)
 # sed and perl write only in place (-i); the others by name. Spaces keep the hints specific
 # ("sed" alone is in every "used"; a match list that long costs what the hints save).
 # ("-pi", "-Ei": in-place flags joined with others, as perl and sed users write them.)
 _WRITER_HINTS = frozenset(
     {"-i", "-pi", "-Ei", "-ri", "tee ", "touch ", "truncate ", "cp ", "mv ", "install ", "ln "}
+    | {f"{editor} " for editor in _EDITORS}
 )
 _NODE_HINTS = frozenset({"writeFile", "appendFile", "createWriteStream"})
 _SCRIPT_HINTS = frozenset({"Path(", "open(", *_NODE_HINTS})
@@ -190,7 +199,7 @@ _COMMAND_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "-"})
 # A written file as commands name it: a relative or absolute path with a "/" or an extension.
 # A space inside comes from quotes (``'docs/On-call handover.md'``): words are split already.
-_WRITTEN_RE = re.compile(r"(?=[^/]*[A-Za-z])(?=[^/.]*[/.])(?! )[\w.~/+@()\[\] -]+(?<! )")
+_WRITTEN_RE = re.compile(r"(?=.*[A-Za-z])(?=.*[/.])(?! )[\w.~/+@()\[\] -]+(?<! )")
 
 
 def shell_written_files(command: str) -> list[str]:
@@ -211,16 +220,36 @@ def shell_written_files(command: str) -> list[str]:
         found += script_written_files(command, hints)
     if ">" not in outside and hints.isdisjoint(_WRITER_HINTS):
         return found  # most commands write nothing
-    for line in command.split("\n") if lines is None else lines:
+    source = command.split("\n") if lines is None else lines
+    for at, line in enumerate(source):
         if not _may_write(line):
             continue  # tokenizing is slow; most lines write nothing
         tokens = _tokens(line)
+        if tokens is None:  # a quote left open: a string that goes on over the next lines
+            tokens = _tokens_across_lines(source, at)
         if tokens is None:
-            continue  # an unbalanced quote: a multi-line string, not something to parse
+            continue  # a quote never closed: not something to parse
         for words, targets in _simple_commands(tokens):
             found.extend(targets)
             found.extend(_files_written_by(words))
     return _unique(f for f in found if f not in _NOT_FILES and _WRITTEN_RE.fullmatch(f))
+
+
+_MAX_QUOTED_LINES = 400
+
+
+def _tokens_across_lines(lines: list[str], at: int) -> list[str] | None:
+    """The words of the command that starts on ``lines[at]`` and whose quoted argument closes on
+    a later line (``str_replace_editor create x.py --file_text 'import os`` and the file's
+    lines after it); None when no line within reach closes it."""
+    text = lines[at]
+    for line in lines[at + 1 : at + 1 + _MAX_QUOTED_LINES]:
+        text = f"{text}\n{line}"
+        if "'" in line or '"' in line:  # only a quote can close the string
+            tokens = shell_tokens(text)
+            if tokens is not None:
+                return tokens
+    return None
 
 
 _PLAIN_TOKEN = re.compile(r"[();<>|&]+|[^ \t\r\n();<>|&]+")
@@ -392,6 +421,11 @@ def _files_written_by(words: list[str]) -> list[str]:
     if program in ("cp", "mv", "install", "ln"):
         positional = [a for a in args if not a.startswith("-")]
         return positional[-1:] if len(positional) >= 2 else []
+    if program in _EDITORS:
+        writing = _EDITORS[program]
+        if writing is not None:
+            args = args[1:] if args[:1] and args[0] in writing else []
+        return args[:1]
     return []
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, TypeAlias
 
+from worker.compressor import jsonvalue
 from worker.compressor.paths import (
     argument_paths,
     command_words,
@@ -73,7 +74,7 @@ for _kind, _names in (
         "executepython runcode jupyter",
     ),
     ("read", "read readfile viewfile openfile view cat readmanyfiles getfilecontents fileread"),
-    ("write", "write writefile createfile writetofile savefile filewrite"),
+    ("write", "write writefile createfile writetofile savefile filewrite create"),
     (
         "edit",
         "edit multiedit editfile strreplace replaceinfile patch applypatch notebookedit "
@@ -125,13 +126,25 @@ def read_call(
     kind = _NAMES.get(key)
     if key in _EDITORS:
         kind = _EDITOR_COMMANDS.get(str(args.get("command", "")), "edit")
+    if not args and arguments[:1] == '"':
+        arguments = _freeform_input(arguments)
     if kind is None:
         kind = _kind_from_arguments(args, arguments)
-    if light:
+    if light and kind not in ("write", "edit"):  # a write's files tell a later fix: read them
         command = shell_command(args) if kind == "shell" and args else None
         return CallFacts(name, kind, command=command)
     reader = _READERS.get(kind, _read_other)
     return reader(name, arguments, args, kind)
+
+
+def _freeform_input(arguments: str) -> str:
+    """A freeform tool's raw input (Codex's apply_patch patch text), which some gateways keep as
+    a JSON string: the text it encodes; ``arguments`` itself when it is not one."""
+    try:
+        value = jsonvalue.loads(arguments)
+    except ValueError:
+        return arguments
+    return value if isinstance(value, str) else arguments
 
 
 def named_paths(facts: CallFacts) -> tuple[str, ...]:
@@ -342,6 +355,86 @@ def programs(command: str) -> tuple[str, ...]:
 
 
 _RUNNERS = frozenset({"xargs", "env", "timeout", "nice", "nohup", "stdbuf", "exec"})
+
+# Programs whose exit status 1 is an answer, not a failure, and what it answers; the exit
+# status xargs gives when a program it ran exited 1-125.
+_REPLIES: dict[str, str] = {
+    **dict.fromkeys(
+        ("grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "pgrep", "git grep"), "no matches"
+    ),
+    **dict.fromkeys(("diff", "cmp", "colordiff", "git diff"), "they differ"),
+    **dict.fromkeys(("test", "[", "[["), "false"),
+    "which": "not found",
+}
+_XARGS_STATUS = 123
+# Programs that pass on what comes down a pipe (and never fail on an empty one): a search
+# piped through them still decides the status under ``pipefail``.
+_FILTERS = frozenset({"head", "tail", "sort", "uniq", "wc", "cut", "tr", "cat", "column", "nl"})
+# Programs that never fail: ``grep -q x f && echo found`` exits with grep's status.
+_NEVER_FAIL = frozenset({"echo", "printf", "true", ":"})
+_SEPARATORS = re.compile(r"(\|\||&&|[;|\n])")
+
+
+def reply_of(command: str, exit_code: int | None, *, silent: bool = False) -> str | None:
+    """What ``exit_code`` answers when the program that decided it uses it as a reply ("no
+    matches" for ``rg -n foo src`` exiting 1, "they differ" for ``diff a b``); None for a
+    failure or success. The deciding program is the last one of the command line (``cd x &&
+    grep y``, ``pip list | grep z``), after a pipe's filters and a trailing ``&& echo``.
+    ``silent``: the command printed nothing; with no exit code given (agents that report none,
+    or none for grep's 1), a search that printed nothing found nothing."""
+    if exit_code not in (1, _XARGS_STATUS, None):
+        return None
+    found = _deciding(command)
+    if found is None:
+        return None
+    name, status, quiet = found
+    if exit_code is None:
+        searched = silent and not quiet and status == 1
+        return "no matches" if searched and _REPLIES[name] == "no matches" else None
+    return _REPLIES[name] if status == exit_code else None
+
+
+@lru_cache(maxsize=1024)
+def _deciding(command: str) -> tuple[str, int, bool] | None:
+    """The program whose reply would be the command line's exit status, by the name
+    ``_REPLIES`` knows it by, the status it replies with (xargs': 123) and whether it was asked
+    to print nothing (``grep -q``); None when no such program decides it."""
+    parts = _SEPARATORS.split(command.split("<<", 1)[0])
+    seps = ["", *parts[1::2]]
+    steps = [(sep, command_words(seg.split())) for sep, seg in zip(seps, parts[::2], strict=True)]
+    steps = [(sep, words) for sep, words in steps if words]
+    while len(steps) > 1 and steps[-1][0] == "&&" and _program(steps[-1][1]) in _NEVER_FAIL:
+        steps.pop()
+    if not steps:
+        return None
+    at = len(steps) - 1
+    while at > 0 and steps[at][0] == "|" and _program(steps[at][1]) in _FILTERS:
+        at -= 1  # ``rg foo | head``: under pipefail, rg's status
+    sep, words = steps[at]
+    if sep == "&&" and not all(_program(w) in _VIEWERS for _, w in steps[:at]):
+        return None  # ``make && grep x log``: make's failure exits 1 as well
+    status = 1
+    if _program(words) == "xargs":
+        at_program = next((i for i, w in enumerate(words) if _program([w]) in _REPLIES), None)
+        if at_program is None:
+            return None
+        words, status = words[at_program:], _XARGS_STATUS
+    name = _program(words)
+    if name not in _REPLIES:
+        return None
+    quiet = any(w in _QUIET or (w[:1] == "-" and w[1:2] != "-" and "q" in w) for w in words[1:])
+    return name, status, quiet
+
+
+_QUIET = frozenset({"--quiet", "--silent"})
+
+
+def _program(words: Sequence[str]) -> str:
+    """A simple command's program as ``_REPLIES`` names it: ``git grep``, ``rg``."""
+    name = words[0].rsplit("/", 1)[-1]
+    if name == "git" and len(words) > 1:
+        return f"git {words[1]}"
+    return name
 
 
 def _simple_commands(command: str) -> Iterator[list[str]]:

@@ -41,6 +41,8 @@ def read_result(text: str, *, shell: bool) -> ResultFacts:
     body = facts.body
     if not facts.failed and facts.exit_code is None and _FAILURE_START.match(body, _lead(body)):
         facts = facts._replace(failed=True, error=facts.error or first_line(body))
+    if body[:1] in _NO_OUTPUT_STARTS and _NO_OUTPUT.fullmatch(body.strip()):
+        facts = facts._replace(body="")  # a placeholder that says the output was empty
     if saved is not None:  # where the whole output is, above what the preview showed
         facts = facts._replace(body=f"{saved}\n{facts.body}" if facts.body else saved)
     return facts
@@ -83,6 +85,13 @@ _UNTRUSTED = re.compile(
 _PERSISTED = re.compile(r"<persisted-output>\n?(?P<inner>.*?)\n?</persisted-output>", re.DOTALL)
 _WRAPPERS = re.compile(r"<(?:system-reminder|persisted-output)>")
 _TOOL_USE_ERROR = re.compile(r"\s*<tool_use_error>(?P<inner>.*?)</tool_use_error>\s*\Z", re.DOTALL)
+# SWE-agent's observation templates: "OBSERVATION:" above the output, or <observation> around
+# it, or the editor's state lines and a prompt after it.
+_OBSERVATION_HEAD = ("OBSERVATION:\n", "Observation: ")
+_OBSERVATION_TAGS = re.compile(r"<observation>\n?(?P<inner>.*?)\n?</observation>\s*\Z", re.DOTALL)
+_SHELL_STATE = re.compile(
+    r"\n?\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)\n(?:bash-\$ ?)?\Z"
+)
 # OpenHands: an error observation's trailer, and the SDK's header block before an error.
 _ERROR_TRAILER = "\n[Error occurred in processing last action]"
 _ERROR_HEADER = "[An error occurred during execution.]"
@@ -98,6 +107,7 @@ def _unwrapped(text: str) -> tuple[str, str | None]:
         text = m.group("inner") if m else text
     if wrapper is not None and "<persisted-output>" in text:
         text = _PERSISTED.sub(lambda m: m.group("inner"), text)
+    text = _observed(text)
     if text.startswith("<tool_use_error>", _lead(text)):
         m = _TOOL_USE_ERROR.match(text)
         if m:
@@ -110,6 +120,20 @@ def _unwrapped(text: str) -> tuple[str, str | None]:
         text = text[len(_ERROR_HEADER) :].lstrip("\n")
         return text, first_line(text)
     return text, None
+
+
+def _observed(text: str) -> str:
+    """The output without SWE-agent's observation template around it."""
+    head = next((h for h in _OBSERVATION_HEAD if text.startswith(h)), None)
+    if head is not None:
+        text = text[len(head) :]
+    elif text.startswith("<observation>"):
+        m = _OBSERVATION_TAGS.match(text)
+        text = m.group("inner") if m else text
+    if text.endswith(("bash-$", "bash-$ ", ")")) and "(Current directory: " in text[-600:]:
+        m = _SHELL_STATE.search(text, max(0, len(text) - 600))
+        text = text[: m.start()] if m else text
+    return text
 
 
 # deepagents (and its ports to other languages) saves a large result to a file and answers with a
@@ -133,13 +157,26 @@ def _evicted(text: str) -> tuple[str, str | None]:
     return _NUMBERED.sub("", text[start + 2 :].strip("\n")), text.partition("\n")[0].strip()
 
 
+# What agents put in place of an empty output: Claude Code's "(Bash completed with no output)",
+# deepagents' "<no output>", OpenHands' IPython note, SWE-agent's no-output templates.
+_NO_OUTPUT = re.compile(
+    r"\(\w+ completed with no output\)|<no output>|\[Code executed successfully with no output\]"
+    r"|(?:<warning>\s*)?Your (?:last )?command ran successfully and did not produce any output\."
+    r"(?:\s*</warning>)?"
+)
+_NO_OUTPUT_STARTS = frozenset("(<[Y")
+
+
 # Words that open a failure report when a tool has no exit code to give (each from an agent's
 # source: Codex's argument and approval errors, Claude Code's file and fetch errors, deepagents'
-# "Error: ..." strings and human-in-the-loop rejections, OpenHands' "ERROR:").
+# "Error: ..." strings and human-in-the-loop rejections, OpenHands' "ERROR:", SWE-agent's editor
+# refusals).
 _FAILURE_START = re.compile(
     r"(?:Error\b|ERROR\b|error:|Failed\b|failed to |User rejected |exec command rejected"
     r"|patch rejected|File does not exist|Request failed with status|No replacement was"
-    r"|Cannot write to |apply_patch verification failed|execution error:)"
+    r"|Cannot write to |apply_patch verification failed|execution error:"
+    r"|File already exists at: |The path \S+ (?:does not exist|is not an absolute path|is a dir)"
+    r"|The parent directory \S+ does not exist|Parameter `\w+` is required)"
 )
 
 

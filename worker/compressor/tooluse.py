@@ -13,21 +13,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 from worker.compressor import jsonvalue
 from worker.compressor.cuts import first_line, safe_prefix
 from worker.compressor.errorlines import ErrorLine, error_lines, may_hold_errors
 from worker.compressor.messages import Message, ToolCall, content_text, image_count
 from worker.compressor.redact import redact_text
-from worker.compressor.tool_calls import CallFacts, Kind, only_views, programs, read_call
+from worker.compressor.tool_calls import (
+    CallFacts,
+    Kind,
+    only_views,
+    programs,
+    read_call,
+    reply_of,
+)
 from worker.compressor.tool_results import ResultFacts, read_result
 
 _RUNS: frozenset[Kind] = frozenset({"shell", "code"})
+_WRITES: frozenset[Kind] = frozenset({"write", "edit"})
 # How much of a command line and of an error line is shown, everywhere it is shown (so the
 # one-liner, the ledger and the extractive summary quote the same words).
 COMMAND_CHARS = 200
 ERROR_CHARS = 400
+PATH_CHARS = 100
 
 
 class ToolUse(NamedTuple):  # two per call are built while reading: a tuple is cheaper
@@ -65,6 +74,15 @@ class ToolUse(NamedTuple):  # two per call are built while reading: a tuple is c
         """Files this use wrote or edited: none when the tool reported a failure (a refused
         write, an edit whose old text was not found)."""
         return () if self.failed else self.facts.written
+
+    @property
+    def reply(self) -> str | None:
+        """What a command's exit status answers when it is a reply, not a failure ("no
+        matches": grep, rg and ``git grep`` exiting 1; "they differ": diff; "false": test)."""
+        if self.facts.kind != "shell" or not self.facts.command or self.result is None:
+            return None
+        silent = not self.result.body.strip()
+        return reply_of(self.facts.command, self.result.exit_code, silent=silent)
 
     @property
     def first_error(self) -> str | None:
@@ -114,20 +132,35 @@ def read_tool_uses(msgs: Sequence[Message], *, errors_before: int | None = None)
     return Reading(ordered, by_result, uses)
 
 
-def later_successes(uses: Sequence[ToolUse]) -> dict[str, int]:
-    """For each command, the last call index where it succeeded: a failure before it was
-    fixed by running the same command again (the same text: a heredoc's command runs to
-    kilobytes, and agents rerun by repeating it)."""
-    passed: dict[str, int] = {}
+# What a later success fixes: a command run again (the same text: a heredoc's command runs to
+# kilobytes, and agents rerun by repeating it), or a file a failed write or edit set out to
+# change and a later use wrote.
+Attempt: TypeAlias = tuple[Literal["run", "file"], str]
+
+
+def later_successes(uses: Sequence[ToolUse]) -> dict[Attempt, int]:
+    """For each command and each file written, the last call index where it succeeded (the
+    command ran without a failure or an error line; the file was written)."""
+    passed: dict[Attempt, int] = {}
     for use in uses:
-        if use.command and use.result is not None and not use.failed and not use.errors:
-            passed[use.command] = use.call_index
+        if use.result is None or use.failed:
+            continue
+        if use.command and not use.errors:
+            passed["run", use.command] = use.call_index
+        for path in use.written:
+            passed["file", path] = use.call_index
     return passed
 
 
-def fixed_later(use: ToolUse, passed: Mapping[str, int]) -> bool:
-    """The same command succeeded after ``use`` (``passed``: from ``later_successes``)."""
-    return use.command is not None and passed.get(use.command, -1) > use.call_index
+def fixed_later(use: ToolUse, passed: Mapping[Attempt, int]) -> bool:
+    """What ``use`` attempted succeeded after it (``passed``: from ``later_successes``): its
+    command ran again without failing, or a file a failed write or edit was to change was
+    written."""
+    if use.command is not None:
+        return passed.get(("run", use.command), -1) > use.call_index
+    if use.kind in _WRITES:
+        return any(passed.get(("file", p), -1) > use.call_index for p in use.facts.written)
+    return False
 
 
 def _unanswered(call: ToolCall, index: int, parse: _ArgumentCache, *, light: bool) -> ToolUse:
@@ -139,9 +172,12 @@ def _answered(use: ToolUse, index: int, msg: Message, *, scan: bool) -> ToolUse:
     content = msg.content
     text = content if type(content) is str else content_text(content)
     result = read_result(text, shell=use.kind in _RUNS)
-    if result.exit_code == 1 and _views_only(use.facts):
+    if result.failed and _answers(use.facts, result.exit_code):
         # grep and rg found nothing, diff found a difference, test said false: no failure
-        result = ResultFacts(result.body, 1, False, result.note)
+        result = ResultFacts(result.body, result.exit_code, False, result.note)
+    # Past ``errors_before`` a result is read for whether it failed: by its exit code, or, for a
+    # run that reports none, by its error lines (a rerun that failed again fixed nothing).
+    scan = scan or (result.exit_code is None and use.kind in _RUNS)
     errors = tuple(_errors_of(use.facts, result)) if scan else ()
     # Code cells, and some agents' shells, report no exit code: an error is how they fail.
     if (
@@ -203,6 +239,16 @@ def _first_message_line(text: str) -> str:
         if stripped and stripped not in _LABELS:
             return stripped
     return ""
+
+
+def _answers(facts: CallFacts, exit_code: int | None) -> bool:
+    """A shell command's exit status is an answer: the deciding program's reply (``pip list |
+    grep x`` exiting 1), or 1 from a command that only shows something."""
+    if facts.kind != "shell" or not facts.command:
+        return False
+    if reply_of(facts.command, exit_code) is not None:
+        return True
+    return exit_code == 1 and _views_only(facts)
 
 
 def _views_only(facts: CallFacts) -> bool:
@@ -292,6 +338,26 @@ class Shown:
     def error(self, use: ToolUse, limit: int = ERROR_CHARS) -> str | None:
         return self.text(use.first_error, limit) if use.first_error else None
 
+    def attempt(self, use: ToolUse) -> str | None:
+        """What a call set out to do, as a failure names it: its command in backticks, or a
+        write's or an edit's tool and files (``apply_patch web/index.js``); None otherwise."""
+        command = self.command(use)
+        if command:
+            return f"`{command}`"
+        if use.kind in _WRITES and use.facts.paths:
+            return f"{use.call.name} {self._paths(use.facts.paths)}"
+        return None
+
+    def failure(self, use: ToolUse) -> str:
+        """A failure in one line, as the ledger and the summary give it: the attempt, its exit
+        code, its first error line (``apply_patch web/index.js → exit 1: Failed to find ...``)."""
+        error = self.error(use)
+        attempt = self.attempt(use)
+        if attempt is None:
+            return f"{use.call.name}: {error or 'failed'}"
+        code = f" → exit {use.exit_code}" if use.exit_code is not None else ""
+        return f"{attempt}{code}" + (f": {error}" if error else "")
+
     def outcome(self, use: ToolUse) -> str:
         """``exit 1, 212 lines, error: "E   assert 1 == 2"`` (what came back)."""
         if use.result is None:
@@ -299,7 +365,11 @@ class Shown:
         lines = _line_count(use.body)
         size = f"{lines} line{'s' * (lines != 1)}"
         parts = [f"exit {use.exit_code}"] if use.exit_code is not None else []
-        parts.append(size)
+        reply = use.reply
+        if reply is not None:
+            parts.append(reply)  # what the exit status answered: it came back empty-handed
+        if reply != "no matches" or lines > 1:
+            parts.append(size)
         if use.result.note and use.exit_code is None:
             parts.append(self.text(use.result.note, 80))
         error = self.error(use)
@@ -312,9 +382,11 @@ class Shown:
         facts = use.facts
         if facts.kind in _RUNS and use.command:
             verb = "ran" if facts.kind == "shell" else "ran code"
+            verb = "searched" if use.reply == "no matches" else verb
             return f"{verb} `{self.command(use)}` -> {self.outcome(use)}"
-        if facts.kind in ("write", "edit") and facts.paths:
+        if facts.kind in _WRITES and facts.paths:
             verb = "wrote" if facts.kind == "write" else "edited"
+            verb = f"tried to {facts.kind}" if use.failed else verb  # it changed nothing
             return f"{verb} {self._paths(facts.paths)} -> {self._answer(use)}"
         if facts.kind == "read" and facts.paths:
             return f"read {self._paths(facts.paths)}{_from_line(use.args)} -> {self._answer(use)}"
@@ -337,7 +409,7 @@ class Shown:
         return f"{line} (+{use.images} image{'s' * (use.images != 1)})" if use.images else line
 
     def _paths(self, paths: Sequence[str]) -> str:
-        shown = ", ".join(self.text(p, 100) for p in paths[:3])
+        shown = ", ".join(self.text(p, PATH_CHARS) for p in paths[:3])
         return shown + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
 
     def _answer(self, use: ToolUse) -> str:
@@ -346,8 +418,9 @@ class Shown:
             return "no result recorded"
         if use.failed:
             error = self.error(use) or "failed"
-            return f'failed: "{error}"'
-        if use.kind in ("write", "edit"):
+            code = f"exit {use.exit_code}, " if use.exit_code is not None else ""
+            return f'{code}failed: "{error}"'
+        if use.kind in _WRITES:
             return self.text(first_line(use.body) or "(no output)", 80)
         lines = _line_count(use.body)
         return f"{lines} line{'s' * (lines != 1)}, {use.output_chars:,} chars"
