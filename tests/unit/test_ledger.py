@@ -4,7 +4,6 @@ how it completes a summary (only what is missing, exactly once)."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 from hypothesis import given
@@ -19,7 +18,6 @@ from worker.compressor.ledger import (
     Ledger,
     complete_summary,
     extract_ledger,
-    named_at,
 )
 from worker.compressor.ledger_scan import may_hold_identifiers, texts_with_identifiers
 from worker.compressor.messages import (
@@ -30,7 +28,7 @@ from worker.compressor.messages import (
     tool_result,
     user,
 )
-from worker.compressor.prose import NAME_PAIR, names_someone, read_prose
+from worker.compressor.prose import read_prose
 from worker.compressor.tooluse import Shown, fixed_later, later_successes, read_tool_uses
 from worker.compressor.turns import Window, build_turns
 
@@ -420,46 +418,3 @@ _ID_TEXT = st.lists(
 def test_texts_with_identifiers_answers_what_asking_each_text_answers(texts: list[str]) -> None:
     expected = {i for i, text in enumerate(texts) if may_hold_identifiers(text)}
     assert texts_with_identifiers(texts) == expected
-
-
-# The one-pattern reading that named_at answers as: an address first, then a name pair,
-# less the pairs that name no one (a determiner and its noun opening a sentence).
-_NAMED_ORACLE = re.compile(r"\S@\S|" + NAME_PAIR.pattern)
-
-
-def _one_pattern_reading(text: str) -> list[int]:
-    return [
-        m.start() for m in _NAMED_ORACLE.finditer(text) if m[1] is None or names_someone(text, m)
-    ]
-
-
-@given(st.text(alphabet="@ \n\u00a0\u2003.AaBbÁñé-", max_size=60))
-def test_named_at_finds_what_the_one_pattern_finds(text: str) -> None:
-    assert named_at(text) == _one_pattern_reading(text)
-
-
-_WORDS = ["Die", "Bitte", "Herr", "Müller", "Ana", "ana", "Ü", "a@b", "@", " ", "\n", ". "]
-
-
-@given(st.lists(st.sampled_from(_WORDS), max_size=12).map("".join))
-def test_named_at_finds_what_the_one_pattern_finds_around_determiners(text: str) -> None:
-    assert named_at(text) == _one_pattern_reading(text)
-
-
-def test_names_are_found_in_every_latin_script_language_and_german_articles_are_not_names() -> None:
-    text = (
-        "Die Datenbank läuft auf dem alten Server. Bitte Tests zuerst schreiben. "
-        "Herr Müller prüft die Schnittstelle. François Dupont valide vendredi. "
-        "Ștefan Popescu aprobă. Łukasz Nowak zatwierdza. Ana García decide."
-    )
-    found = [" ".join(text[at:].split()[:2]) for at in named_at(text)]
-    assert found == [
-        "Herr Müller", "François Dupont", "Ștefan Popescu", "Łukasz Nowak", "Ana García"
-    ]  # fmt: skip
-
-
-def test_named_at_on_real_user_messages() -> None:
-    for _, wire in real_transcripts():
-        for msg in parse_messages(list(wire)):
-            if msg.role == "user" and (text := msg.text()):
-                assert named_at(text) == _one_pattern_reading(text)

@@ -20,7 +20,6 @@ from worker.compressor.prose import (
     is_question,
     quoted,
     read_prose,
-    user_tier,
 )
 
 
@@ -71,20 +70,6 @@ NOT_DECISIONS = [
 def test_steps_and_findings_are_not_decisions(text: str) -> None:
     msgs = [user("go"), assistant(text, [bash("c1", "make test")])]
     assert read_prose(msgs).decisions == ()
-
-
-@pytest.mark.parametrize(
-    "rule",
-    [
-        "Les recettes doivent marcher au air fryer.",
-        "Die Liste soll nach Tagen sortiert sein.",
-        "A resposta deve caber numa página.",
-        "Pas de réunions le vendredi.",
-    ],
-)
-def test_rules_in_more_languages_are_read_as_rules(rule: str) -> None:
-    msgs = [user(f"Bonjour. {rule}"), assistant("ok")]
-    assert [r.text for r in read_prose(msgs).rules] == [rule]
 
 
 # In a chat, a pick is often worded without a reason word: it answers "which one?", and the
@@ -153,97 +138,6 @@ def test_a_question_is_told_from_a_statement_with_a_tag(text: str, asks: bool) -
     assert is_question(text) is asks
 
 
-def test_a_question_is_not_read_as_a_rule() -> None:
-    msgs = [user("Il faut quels papiers pour le passeport ?"), assistant("Une pièce d'identité.")]
-    assert read_prose(msgs).rules == ()
-
-
-@pytest.mark.parametrize(
-    ("text", "times", "noted", "tier"),
-    [
-        ("Pas de réunions le vendredi, ok ?", 1, False, 0),  # a rule, then a tag
-        ("Te cuento: salgo el 14 a las 16:15. ¿Me da tiempo?", 1, False, 0),  # a fact, asked
-        ("对了\uff0c我的航班是 11:50 起飞\uff0c来得及吗\uff1f", 1, False, 2),  # a premise
-        ("Voy a Lisboa 3 días, ¿qué veo?", 1, False, 2),  # the question's premise
-        ("Tengo 2.5 días libres, ¿qué veo?", 1, False, 2),  # "2.5" ends no sentence
-        ("Always hungry at 4, what should I eat?", 1, False, 2),  # a rule word in a premise
-        ("no duermo antes de las 2, qué hago", 1, False, 2),  # a question without its mark
-        ("Bueno, vivo en Coyoacán, así que busca cerca.", 1, True, 1),  # the reply took note
-        ("Bueno, vivo en Coyoacán, así que busca cerca.", 1, False, 2),
-        ("ok, lo pruebo y te cuento", 6, True, 3),  # a refrain
-        ("Il faut quels papiers pour le passeport ?", 1, False, 3),  # a rule word in a question
-        ("Parfait, merci.", 1, True, 4),
-        ("谢谢\uff01", 3, False, 4),
-    ],
-)
-def test_what_the_user_wrote_is_ranked_by_what_lasts(
-    text: str, times: int, noted: bool, tier: int
-) -> None:
-    assert user_tier(text, times=times, noted=noted) == tier
-
-
-@pytest.mark.parametrize(
-    ("text", "tier"),
-    [
-        ("Der Akku hält nicht lange.", 2),  # "nicht" is "not": a statement, no rule
-        ("Bitte nicht direkt auf main pushen.", 0),
-        ("Mein Sohn liebt Dinosaurier.", 2),  # capitalised for the sentence and the noun
-        ("Die Übergabe macht Dmitri Esposito.", 0),  # a name
-        ("Dmitri Esposito macht die Übergabe.", 0),  # a name that opens the sentence
-        ("Herr Müller prüft die Schnittstelle.", 0),  # a name with an umlaut
-        ("Die Übergabe dauert länger als geplant.", 2),  # "Die" and a noun, not a name
-    ],
-)
-def test_german_negation_and_capitals_are_not_read_as_rules_or_names(text: str, tier: int) -> None:
-    assert user_tier(text) == tier
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "François Dupont valide vendredi.",
-        "Łukasz Nowak zatwierdza zmiany.",
-        "Ștefan Popescu aprobă modificarea.",
-        "O relatório vai para João Gonçalves.",
-    ],
-)
-def test_a_name_in_any_latin_script_language_is_a_fact(text: str) -> None:
-    assert user_tier(text) == 0
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Thanks, that works!",
-        "¡Gracias, eso me sirve!",
-        "Obrigado, isso resolve!",
-        "Merci, ça marche !",
-        "Danke, das passt!",
-        "Grazie, va benissimo!",
-        "Спасибо, подходит!",
-        "ありがとう\u3001助かります\uff01",
-        "谢谢\uff0c这样可以\uff01",
-    ],
-)
-def test_a_short_thank_you_is_an_acknowledgement_in_any_language(text: str) -> None:
-    assert user_tier(text) == 4
-
-
-def test_a_thank_you_that_goes_on_to_say_something_is_kept_for_it() -> None:
-    assert user_tier("Thanks, but the museum was closed when we got there yesterday.") == 2
-    assert user_tier("Gracias. Ahora necesito reservar para el viernes a las 21:00.") == 0
-
-
-def test_a_statement_the_assistant_only_took_note_of_is_marked() -> None:
-    msgs = [
-        user("Bueno, vivo en Coyoacán, así que busca cerca."),
-        assistant("¡Apuntado!"),
-        user("Quiero hacer empanadas esta noche."),
-        assistant("Claro. Sofríe la cebolla despacio, añade la carne y deja reposar el relleno."),
-    ]
-    assert [s.weight for s in read_prose(msgs).asks] == [1, 0]
-
-
 def _weights(text: str) -> dict[str, int]:
     msgs = [user("go"), assistant(text, [bash("c1", "ls")])]
     return {d.text: d.weight for d in read_prose(msgs).decisions}
@@ -289,28 +183,6 @@ def test_the_same_advice_with_other_names_is_one_stock_phrase() -> None:
     }
     assert found == {replies[1]: (1, 1), replies[3]: (3, 3)}
     assert len(distinct(decisions)) == 4  # word for word, they differ
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "The deadline is Friday.",
-        "La fecha límite es el viernes.",
-        "El plazo vence el lunes.",
-        "O prazo é sexta-feira.",
-        "La date limite est vendredi.",
-        "L'échéance est lundi.",
-        "Die Frist ist Freitag.",
-        "La scadenza è venerdì.",
-        "Срок — пятница.",
-        "締め切りは金曜日です。",
-        "截止日期是周五。",
-        "Nutze niemals moment.js.",
-        "常に日本語で答えてください。",
-    ],
-)
-def test_a_deadline_or_an_always_or_never_is_a_rule_in_every_language_listed(text: str) -> None:
-    assert user_tier(text) == 0
 
 
 @pytest.mark.parametrize(

@@ -158,28 +158,6 @@ def is_cjk(word: str) -> bool:
 _CJK_FROM = "\u2e80"  # CJK radicals and all scripts after them
 
 
-# What a user says when stating a rule, a preference or a limit.
-RULE = Cue(
-    "never always must mustn't don't do_not should shouldn't avoid instead_of make_sure "
-    "without prefer only please keep no_need deadline before until required forbidden "
-    "not_allowed important remember",
-    "nunca siempre debes debe no_uses no_toques no_me no_quiero evita evitar prefiero prefiere "
-    "sin solo "
-    "sólo por_favor asegúrate antes_de hasta importante recuerda obligatorio prohibido "
-    "plazo fecha_límite "
-    "nunca sempre deve devem tem_de tem_que precisa não_quero não_uses evita evitar prefiro sem "
-    "só apenas por_favor antes_de até importante lembra prazo "
-    "jamais toujours ne_pas pas_de doit doivent il_faut faut évite sans seulement avant "
-    "préfère s'il_te_plaît s'il_vous_plaît important date_limite échéance "
-    # German "nicht" is "not", which English lists no more than Spanish "no": a statement's
-    # negation ("der Akku hält nicht") sets no rule ("bitte nicht", "darf nicht" do).
-    "nie niemals immer muss müssen soll sollte darf dürfen kein keine vermeide ohne nur bitte "
-    "wichtig lieber frist "
-    "mai sempre non_usare senza prima scadenza "
-    "никогда всегда нельзя обязательно только срок дедлайн",
-    "不要 别 必须 一定 总是 永远 务必 请 只 禁止 不准 不能 不许 先 之前 截止 记住 避免 期限 "
-    "しないで 必ず いつも 常に 絶対 禁止 だけ 前に 締め切り 締切",
-)
 # What marks a decision: a reason or a purpose given for it, or options weighed. "Strong"
 # connectives make a sentence a decision on their own; a "weak" one only together with a
 # choice ("I'll", "keep", "te recomiendo"); exploring ("let me check") counts against it. A

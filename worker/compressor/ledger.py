@@ -17,11 +17,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, TypeAlias
 
-from worker.compressor import cues, salience
 from worker.compressor import ledger_scan as scan
+from worker.compressor import salience
 from worker.compressor.cuts import quote, size
 from worker.compressor.paths import text_paths
-from worker.compressor.prose import NAME_PAIR, Prose, decision_tier, distinct, names_someone
+from worker.compressor.prose import Prose, decision_tier, distinct
 from worker.compressor.tooluse import (
     PATH_CHARS,
     Reading,
@@ -295,37 +295,6 @@ def _user_entries(ranked: salience.Ranked) -> list[Entry]:
 
 
 _LONG_QUOTE_CHARS = 900
-
-
-def _named_facts(text: str) -> list[tuple[int, str]]:
-    """Sentences of a long message that name an address or a person (digits alone do not
-    count there: a pasted log or task is full of them)."""
-    head = text[:20_000]
-    return [hit for at in named_at(head) if (hit := cues.sentence_at(head, at)) is not None]
-
-
-def named_at(text: str) -> list[int]:
-    """Where ``text`` names an address (a non-space, "@", a non-space) or someone
-    (``prose.NAME_PAIR``, less what ``prose.names_someone`` turns down), left to right without
-    overlaps, as one pattern with both alternatives (the address first) would find them. The
-    addresses are looked for with ``str.find``: a pattern whose first alternative starts with
-    any non-space character tries a match at nearly every character."""
-    found: list[int] = []
-    pos, end = 0, len(text)
-    while True:
-        pair = NAME_PAIR.search(text, pos)
-        at = text.find("@", pos + 1)  # its match starts a character before it
-        while at != -1 and (at + 1 == end or text[at - 1].isspace() or text[at + 1].isspace()):
-            at = text.find("@", at + 1)
-        if at == -1 and pair is None:
-            return found
-        if pair is None or (at != -1 and at - 1 <= pair.start()):
-            found.append(at - 1)
-            pos = at + 2
-        else:
-            if names_someone(text, pair):
-                found.append(pair.start())
-            pos = pair.end()
 
 
 def _said(text: str, needle: str, ranked: salience.Ranked, rank: int) -> Entry:

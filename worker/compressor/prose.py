@@ -1,5 +1,6 @@
-"""What the people in the window said: the user's messages and rules, the assistant's decisions
-and blockers, read once for the ledger and the extractive summary.
+"""What the people in the window said: the person's messages, the assistant's decisions and
+blockers, read once for the ledger and the extractive summary (``salience`` ranks what the
+person said).
 
 Read from the turns the summarizer sees (redacted), never cut: a user's message is kept whole
 here; the readers decide how much of it to quote.
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from worker.compressor import cues
+from worker.compressor import cues, voice
 from worker.compressor.markers import summary_body
 from worker.compressor.messages import Message
 
@@ -26,15 +27,12 @@ _DECISION_WEIGHT = 2
 class Said(NamedTuple):
     at: int  # the message's index in the transcript
     text: str
-    # Decisions: how surely it is one (``cues.decision_weight``); user messages: 1 when the
-    # reply only took note of it.
-    weight: int = 0
+    weight: int = 0  # a decision: how surely it is one (``cues.decision_weight``)
 
 
 @dataclass(frozen=True, slots=True)
 class Prose:
-    asks: tuple[Said, ...] = ()  # user messages, whole
-    rules: tuple[Said, ...] = ()  # user sentences that state a rule or a preference
+    asks: tuple[Said, ...] = ()  # what the person wrote (user messages, whole)
     decisions: tuple[Said, ...] = ()  # assistant sentences that give a reason or weigh options
     blockers: tuple[Said, ...] = ()  # assistant sentences about something in the way
     replies: tuple[Said, ...] = ()  # assistant messages without tool calls, whole
@@ -45,26 +43,23 @@ class Prose:
         def keep(items: tuple[Said, ...]) -> tuple[Said, ...]:
             return tuple(s for s in items if s.at in indexes)
 
-        return Prose(
-            keep(self.asks),
-            keep(self.rules),
-            keep(self.decisions),
-            keep(self.blockers),
-            keep(self.replies),
-        )
+        return Prose(keep(self.asks), keep(self.decisions), keep(self.blockers), keep(self.replies))
 
 
 def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) -> Prose:
     """What ``msgs`` say; ``indexes``: each message's place in the transcript (default: its
-    position in ``msgs``)."""
+    position in ``msgs``). A user-role message the agent wrote (``voice.agent_written``) is
+    not the person's: it is left out of what they asked."""
     asks: list[Said] = []
-    rules: list[Said] = []
     decisions: list[Said] = []
     blockers: list[Said] = []
     replies: list[Said] = []
     asked = False  # the last thing the user wrote was a short question
-    last_user = -1
+    tools, again = voice.tool_names(msgs), voice.refrains(msgs)
+    before: Message | None = None  # the assistant message a user message answers
     for pos, msg in enumerate(msgs):
+        if msg.role == "assistant":
+            before = msg
         if msg.role not in ("user", "assistant") or summary_body(msg) is not None:
             continue
         text = msg.text()
@@ -73,11 +68,10 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
         at = indexes[pos] if indexes is not None else pos
         head = text[:_READ_CHARS]
         if msg.role == "user":
-            asks.append(Said(at, text))
-            last_user = at
-            offsets = cues.RULE.offsets(head.lower())
-            rules += [Said(at, s) for _, s in _sentences_at(head, offsets) if not is_question(s)]
-            asked = _short_question(head)
+            refrain = text.strip() in again
+            if not voice.agent_written(msg, before=before, tools=tools, refrain=refrain):
+                asks.append(Said(at, text))
+                asked = _short_question(head)
             continue
         # The opening sentence of a reply to a short question answers it: a pick, however
         # worded.
@@ -85,25 +79,32 @@ def read_prose(msgs: Sequence[Message], indexes: Sequence[int] | None = None) ->
         asked = False
         if not msg.tool_calls:
             replies.append(Said(at, text))
-            if asks and asks[-1].at == last_user and _acknowledges(text, most=_NOTED_CHARS):
-                asks[-1] = asks[-1]._replace(weight=1)  # "Noted.": the user told, not asked
         elif _too_short(text):
             continue  # nothing decided or blocked in so few words
-        lowered = head.lower()
-        found = cues.ASSISTANT.scan(lowered)
-        decided: set[str] = set()  # a decision that names an obstacle is still a decision
-        marks = sorted({*found["reason"], *found["weak"], *found["contrast"], *found["cjk_comma"]})
-        for start, sentence in _sentences_at(head, marks):
-            if _too_short(sentence):
-                continue
-            start, text, weight = _weigh(head, found, marks, start, sentence, opening)
-            if weight >= _DECISION_WEIGHT:
-                decisions.append(Said(at, _with_stated_reason(head, start, text), weight))
-                decided.add(sentence)
-        blocked = found["blocker"] + cues.unable_at(lowered)
-        in_the_way = [at for at in sorted(blocked) if not quoted(head, at)]
-        blockers += [Said(at, s) for _, s in _sentences_at(head, in_the_way) if s not in decided]
-    return Prose(tuple(asks), tuple(rules), tuple(decisions), tuple(blockers), tuple(replies))
+        decided, blocked = _assistant_said(head, at, opening)
+        decisions += decided
+        blockers += blocked
+    return Prose(tuple(asks), tuple(decisions), tuple(blockers), tuple(replies))
+
+
+def _assistant_said(head: str, at: int, opening: int) -> tuple[list[Said], list[Said]]:
+    """The decisions and the blockers an assistant message (``head``, at ``at``) states."""
+    lowered = head.lower()
+    found = cues.ASSISTANT.scan(lowered)
+    decisions: list[Said] = []
+    decided: set[str] = set()  # a decision that names an obstacle is still a decision
+    marks = sorted({*found["reason"], *found["weak"], *found["contrast"], *found["cjk_comma"]})
+    for start, sentence in _sentences_at(head, marks):
+        if _too_short(sentence):
+            continue
+        start, text, weight = _weigh(head, found, marks, start, sentence, opening)
+        if weight >= _DECISION_WEIGHT:
+            decisions.append(Said(at, _with_stated_reason(head, start, text), weight))
+            decided.add(sentence)
+    blocked = found["blocker"] + cues.unable_at(lowered)
+    in_the_way = [i for i in sorted(blocked) if not quoted(head, i)]
+    blockers = [Said(at, s) for _, s in _sentences_at(head, in_the_way) if s not in decided]
+    return decisions, blockers
 
 
 def _weigh(
@@ -284,71 +285,6 @@ def distinct(said: Sequence[Said], *, template: bool = False) -> list[tuple[Said
 _SLOT = re.compile(rf"\d+|[{_UPPER}](?<=[\w,] .)[\w-]*(?: [{_UPPER}][\w-]*)*")
 
 
-# Two capitalised words in a row, in any language written in Latin letters: a person, a place,
-# a product ("Ana García", "Herr Müller"). Group 1: the first word.
-NAME_PAIR = re.compile(rf"\b([{_UPPER}][{_LOWER}]+)\s[{_UPPER}][{_LOWER}]+")
-# Digits, an e-mail, a name: a fact worth keeping.
-_FACT = re.compile(rf"\d|@|{NAME_PAIR.pattern}")
-# A sentence that opens with one of these and a noun, both capitalised, names no one (German
-# capitalises every noun: "Mein Sohn versteht das nicht", "Die Datenbank läuft", "Bitte
-# Tests zuerst"): determiners, and the "please" a request opens with.
-_DETERMINER_WORDS = (
-    "the my our your his her their this that "
-    "der die das den dem des ein eine einen einem einer mein meine meinen meinem meiner "
-    "dein deine sein seine ihr ihre unser unsere kein keine dieser diese dieses jeder jede "
-    "el la los las mi mis su sus este esta o a os as meu minha le les mon ma mes il lo "
-    "please bitte"
-)
-_DETERMINERS = frozenset(_DETERMINER_WORDS.split())
-
-
-def names_someone(text: str, pair: re.Match[str]) -> bool:
-    """Whether a ``NAME_PAIR`` match in ``text`` (or a match of a pattern that holds it, with
-    its first word as group 1) names someone or something, not a determiner and its noun."""
-    return not (_opens_sentence(text, pair.start()) and pair[1].lower() in _DETERMINERS)
-
-
-def states_fact(sentence: str) -> bool:
-    """``sentence`` names a number, an address or a person: a fact worth keeping."""
-    return any(m[1] is None or names_someone(sentence, m) for m in _FACT.finditer(sentence))
-
-
-def _opens_sentence(text: str, at: int) -> bool:
-    before = text[max(0, at - 3) : at].rstrip(" \"'¿¡«")
-    return not before or before[-1] in ".!?:;\n"
-
-
-def user_tier(text: str, *, times: int = 1, noted: bool = False) -> int:
-    """How much what the user wrote (``text``, said ``times`` times) is worth keeping, lower
-    first: 0 it sets a rule or names a fact outside a question; 1 the assistant only took note
-    of it (``noted``); 2 another statement, or a question whose own sentence names a fact or a
-    rule (its premise: "I'm in Lisbon for 3 days, what should I see?", which the answer that
-    followed used); 3 a question (answered in the turns that follow); 4 a short
-    acknowledgement. A statement said again and again is a refrain, ranked with the
-    questions; a rule said again stays first."""
-    asked = _questions(text)
-    stated = _without(text, [(_sentence_start(text, start), end) for start, end in asked])
-    if rule_or_fact(stated):
-        return 0
-    if _acknowledges(text) or thanks(text):
-        return 4
-    if times > 1 or (asked and not rule_or_fact(_without(text, asked))):
-        return 3
-    return 1 if noted else 2
-
-
-def rule_or_fact(text: str) -> bool:
-    """``text`` sets a rule or names a fact (a number, an address, a person)."""
-    return cues.RULE.search(text) or states_fact(text)
-
-
-def _sentence_start(text: str, at: int) -> int:
-    """Where the sentence of ``text`` that holds ``at`` starts."""
-    while at < len(text) and text[at] in " \t":
-        at += 1  # a clause may start with the space after the mark that ended the last one
-    return cues.sentence_start(text, at)
-
-
 def decision_tier(said: Said, times: int = 1) -> int:
     """How surely ``said`` (said ``times`` times) is a decision, lower first: 0 a choice with
     a strong reason, 1 a strong reason, 2 a weaker one; a decision given again and again (the
@@ -419,28 +355,8 @@ def _short_question(text: str) -> bool:
     return len(clause) <= 12 if cues.is_cjk(clause) else len(clause.split()) <= 6
 
 
-def _without(text: str, spans: list[tuple[int, int]]) -> str:
-    if not spans:
-        return text
-    pieces, pos = [], 0
-    for start, end in spans:
-        pieces.append(text[pos:start])
-        pos = end
-    pieces.append(text[pos:])
-    return " ".join(pieces)
-
-
 _QUESTION_MARK = re.compile(r"[?\uff1f]")
 _CLAUSE_MARKS = ",;:.!\n\uff0c\u3001\u3002\uff01\uff1b"  # and their CJK forms
-
-
-def _acknowledges(text: str, most: int = 24) -> bool:
-    """A reply with nothing in it to keep ("Thanks!", "ok, got it"): a few words under
-    ``most`` characters (in CJK, a quarter as many)."""
-    stripped = text.strip()
-    if cues.is_cjk(stripped):
-        return len(stripped) < most // 4
-    return len(stripped) < most and len(stripped.split()) < max(3, most // 6)
 
 
 def thanks(text: str) -> bool:
@@ -456,10 +372,6 @@ _THANKS = (
     "thanks", "thank you", "thx", "gracias", "obrigad", "merci", "danke", "grazie", "спасибо",
     "ありがとう", "谢谢", "多谢", "感谢",
 )  # fmt: skip
-
-
-# An answer this short ("Got it, I'll keep that in mind.") acknowledges what the user said.
-_NOTED_CHARS = 40
 
 
 def _opening(text: str) -> int:

@@ -67,7 +67,9 @@ def tokens(text: str) -> list[Token]:
     """The tokens of ``text``: runs between spaces with their edge punctuation taken off; a run
     of CJK characters becomes its overlapping pairs (CJK writes no spaces between words)."""
     out: list[Token] = []
-    sentence_start = True
+    # A capital opening a sentence, or after a determiner (German capitalises every noun:
+    # "die Übergabe"), makes no name.
+    plain = True
     ascii_only = text.isascii()
     for raw in text.split():
         word = raw.strip(_EDGE_PUNCT)
@@ -77,9 +79,21 @@ def tokens(text: str) -> list[Token]:
             if not ascii_only and cues.is_cjk(word):
                 out += _cjk_tokens(word)
             else:
-                out.append(Token(word.lower(), _shape(word, sentence_start), word))
-        sentence_start = raw[-1:] in ".!?:;\u3002\uff01\uff1f"
+                out.append(Token(word.lower(), _shape(word, plain), word))
+        plain = raw[-1:] in ".!?:;\u3002\uff01\uff1f" or word.lower() in _DETERMINERS
     return out
+
+
+# The words before a noun that make its capital no name's, in the languages that capitalise
+# nouns or open a sentence with them ("Die Datenbank läuft", "Mein Sohn liebt ...").
+_DETERMINER_WORDS = (
+    "the a an my our your his her their this that these those "
+    "der die das den dem des ein eine einen einem einer mein meine meinen meinem meiner dein "
+    "deine sein seine ihr ihre unser unsere kein keine dieser diese dieses jeder jede "
+    "el la los las un una mi mis su sus este esta o os as um uma meu minha le les une mon ma "
+    "mes il lo gli"
+)
+_DETERMINERS = frozenset(_DETERMINER_WORDS.split())
 
 
 # A label opening a statement ("SAFETY RULE:", "NOTE:", "TODO:"): one to four words in
@@ -175,7 +189,7 @@ DIRECTIVES: dict[str, tuple[str, ...]] = {
         "nunca jamás no_uses no_hagas prohibido evita evitar",
         "nunca jamais não_use não_faça proibido evite evitar",
         "jamais ne_jamais n'utilise_pas interdit évite éviter",
-        "nie niemals kein keine keinen verboten vermeide",
+        "nie niemals kein keine keinen verboten vermeide bitte_nicht auf_keinen_fall",
         "mai non_usare vietato evita evitare",
         "никогда нельзя запрещено избегай не_используй",
         "不要 别 禁止 不准 不许 绝不 从不",
@@ -240,7 +254,9 @@ ADDRESS: tuple[str, ...] = (
     "あなた ください お願い",
 )
 # A negation opening a sentence prohibits ("No peanuts at the counter", "Not JavaScript").
-_NEGATION_WORDS = "no not none nothing ningún ninguna não nenhum aucun kein keine nicht non не нет"
+_NEGATION_WORDS = (
+    "no not none nothing ningún ninguna não nenhum pas aucun aucune kein keine nicht non не нет"
+)
 _OPENING_NEGATIONS = frozenset(_NEGATION_WORDS.split())
 
 _DIRECTIVE_CUES = cues.CueSet({name: cues.Cue(*words) for name, words in DIRECTIVES.items()})
@@ -731,7 +747,7 @@ def _alike(toks: Sequence[list[Token]]) -> list[list[int]]:
 # weight, and at least as much as two words that only they say.
 _SUBJECT_OVERLAP = 0.5
 _MIN_SHARED = 1.0
-_SHARE_OF_WORDS = 0.4  # of each statement's own words ("Small thing: ..." shares two of nine)
+_SHARE_OF_WORDS = 0.35  # of each statement's own words ("Small thing: ..." shares two of nine)
 _UPDATE_CHARS = 300
 _STEM = 5  # words sharing their first five letters (or one the start of the other) are one
 _COMMON = 0.25  # a word in more than this share of statements names no subject
@@ -760,6 +776,7 @@ def _same_subject(said: Sequence[Statement], toks: Sequence[list[Token]]) -> lis
         {st: 1.0 / stems_df[st] for st in own if 1 < stems_df[st] <= common} for own in stems
     ]
     values = [_values(ts, stems_df) for ts in toks]
+    words_of = [sum(stems_df[st] <= common for st in stems_of) for stems_of in stems]
     by_stem: dict[str, list[int]] = {}
     for i, weighed in enumerate(weights):
         short = len(said[i].text) <= _UPDATE_CHARS
@@ -775,7 +792,7 @@ def _same_subject(said: Sequence[Statement], toks: Sequence[list[Token]]) -> lis
                 if (i, j) in pairs or not _values_differ(values[i], values[j]):
                     continue
                 shared, lighter, words = _overlap(weights[i], weights[j])
-                enough = words >= _SHARE_OF_WORDS * max(len(stems[i]), len(stems[j]))
+                enough = words >= _SHARE_OF_WORDS * max(words_of[i], words_of[j])
                 if shared >= _MIN_SHARED and shared >= _SUBJECT_OVERLAP * lighter and enough:
                     pairs.add((i, j))
     return sorted(pairs)
