@@ -331,7 +331,8 @@ def test_a_small_room_drops_a_list_whose_every_item_was_left_out() -> None:
             assistant(None, [bash(f"c{i}", command)]),
             tool_result(f"c{i}", "<returncode>0</returncode>\n<output>\n</output>"),
         ]
-    text = extractive_summary(msgs, previous=None, budget_tokens=150)
+    # (So small a room that no written file fits beside the task.)
+    text = extractive_summary(msgs, previous=None, budget_tokens=60)
     sections = parse_sections(text)
     # "(50 of actions 1-50 left out for length; …)" and "Files written in these turns:" over
     # "- (50 more left out for length)" name nothing: no heading for them.

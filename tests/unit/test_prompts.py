@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import date
 
 from worker.compressor.config import CompressConfig
-from worker.compressor.extractive import EXTRACTIVE_NOTE
+from worker.compressor.extractive import BRIEF_EXTRACTIVE_NOTE, EXTRACTIVE_NOTE
 from worker.compressor.markers import BRIEF, FULL
 from worker.compressor.prompts import (
     SECTIONS,
@@ -92,5 +92,5 @@ def test_our_own_wording_is_nothing_the_redactor_would_touch() -> None:
     prompt = render_prompt(
         turns="", previous_summary="prev", focus_topic="topic", budget_tokens=2000, today=TODAY
     )
-    for text in (prompt, *FULL.texts, *BRIEF.texts, EXTRACTIVE_NOTE):
+    for text in (prompt, *FULL.texts, *BRIEF.texts, EXTRACTIVE_NOTE, BRIEF_EXTRACTIVE_NOTE):
         assert redact_text(text).count == 0

@@ -23,7 +23,7 @@ from worker.compressor.boundaries import (
     shrink_head,
 )
 from worker.compressor.config import CompressConfig
-from worker.compressor.cuts import bytes_for, estimated_tokens
+from worker.compressor.cuts import bytes_for, estimated_tokens, size
 from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
 from worker.compressor.ledger import Ledger, complete_summary, extract_ledger
 from worker.compressor.markers import (
@@ -72,7 +72,9 @@ def compress(
     """
     msgs = list(messages)
     counts = _counts(msgs, token_counts, counter)
-    start = _Start(msgs, counts, config, tuple(recent_savings_pct))
+    start = _Start(
+        msgs, counts, config, tuple(recent_savings_pct), config.target_tokens is not None
+    )
     if len(msgs) < config.min_messages:
         return start.unchanged(noop_reason="too_few_messages")
     carrying = [i for i, msg in enumerate(msgs) if is_summary(msg)]  # earlier summaries
@@ -158,6 +160,7 @@ def _summarize_window(
             focus_topic=focus.text or None,
             budget_tokens=_summary_tokens(start, split, window, job.counter),
             room_tokens=int(_room_tokens(start, split, job.counter) * _extractive_share(uses)),
+            bytes_per_token=_bytes_per_token(start, window),
             uses=uses,
             prose=prose,
         ),
@@ -244,6 +247,26 @@ def _fit_ledger(
 _REFITS = 6  # a ledger over or under its budget is fitted again at most this often
 
 
+def _bytes_per_token(start: _Start, window: _Window) -> float:
+    """The UTF-8 bytes per token of what the window's people wrote (a rule-based summary
+    quotes them), a little under, within what any text runs (CJK about 2.5, English 4 to 5)."""
+    chars = tokens = 0
+    for i in window.removed:
+        msg = start.msgs[i]
+        if msg.role in ("user", "assistant") and not msg.tool_calls:
+            chars += size(msg.text())
+            tokens += start.counts[i]
+    if tokens < _RATE_MIN_TOKENS:
+        return _BYTES_PER_TOKEN_LOW
+    rate = chars / tokens * _RATE_MARGIN
+    return min(_BYTES_PER_TOKEN_HIGH, max(_BYTES_PER_TOKEN_LOW, rate))
+
+
+_RATE_MIN_TOKENS = 200  # fewer than this say little of a window's rate
+_RATE_MARGIN = 0.9  # quotes and notes run denser than the text quoted
+_BYTES_PER_TOKEN_LOW, _BYTES_PER_TOKEN_HIGH = 2.2, 4.5
+
+
 def _extractive_share(uses: Sequence[object]) -> float:
     """The share of the room under the target a rule-based summary may fill; the ledger then
     completes it from the rest (the identifiers, URLs and error lines of tool use). Without
@@ -252,10 +275,11 @@ def _extractive_share(uses: Sequence[object]) -> float:
 
 
 _EXTRACTIVE_ROOM_SHARE = 0.6
-_EXTRACTIVE_CHAT_SHARE = 0.9
+_EXTRACTIVE_CHAT_SHARE = 1.0
 
 
 _MIN_SUMMARY_TOKENS = 256  # even a tiny window gets a summary that can say something
+_ASKED_MIN_SUMMARY_TOKENS = 48  # ... unless the caller asked for a size that leaves less
 
 
 def _summary_tokens(start: _Start, split: Split, window: _Window, counter: TokenCounter) -> int:
@@ -264,7 +288,8 @@ def _summary_tokens(start: _Start, split: Split, window: _Window, counter: Token
     floor is a third of 6,000)."""
     budget = summary_budget(sum(start.counts[i] for i in window.removed), start.config)
     room = _room_tokens(start, split, counter) - _ledger_floor(start.config)
-    return max(_MIN_SUMMARY_TOKENS, min(budget, room))
+    least = _ASKED_MIN_SUMMARY_TOKENS if start.asked else _MIN_SUMMARY_TOKENS
+    return max(least, min(budget, room))
 
 
 def _room_tokens(start: _Start, split: Split, counter: TokenCounter) -> int:
@@ -278,8 +303,12 @@ def _room_tokens(start: _Start, split: Split, counter: TokenCounter) -> int:
 
 
 def _around_tokens(start: _Start, counter: TokenCounter) -> int:
-    """The fixed text a compaction puts around its summary (``Framing``)."""
-    return sum(counter.count_fixed(t) for t in start.framing.texts)
+    """The fixed text a compaction puts around its summary (``Framing``), and the breaks that
+    join it to the summary and the system prompt."""
+    return sum(counter.count_fixed(t) + _JOIN_TOKENS for t in start.framing.texts)
+
+
+_JOIN_TOKENS = 2  # a paragraph break between texts joined, and a token a join may split
 
 
 def _ledger_budget(start: _Start, split: Split, summary: str, counter: TokenCounter) -> int:
@@ -327,8 +356,9 @@ def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Sp
 
     A tail of conversation (no tool use in it) gives way to what the user said: when quoting
     the short things said after the head would not leave the tail its budget under the target
-    (a chat in a small window), the tail keeps only the room they leave. A tail of tool use
-    stays: summarized, it would shrink to one-line accounts."""
+    (a chat in a small window), the tail keeps only the room they leave, and when they do not
+    fit at all, a head of conversation keeps only the system prompt. A tail of tool use stays:
+    summarized, it would shrink to one-line accounts."""
     msgs, counts, config = start.msgs, start.counts, start.config
     protect = config.protect_first_n if first_pass else 0
     tail_tokens = config.tail_budget_tokens
@@ -338,6 +368,9 @@ def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Sp
         room = config.target - sum(counts[: split.head_end]) - _around_tokens(start, counter)
         left = room - _said_tokens(msgs, counts, split.head_end)
         if left < tail_tokens:
+            # The protected first turns of a conversation give way too.
+            if protect and left < 0 and not _uses_tools(msgs[: split.head_end]):
+                protect = 0
             budget = Budget(max(0, left), config.tail_soft_ceiling, config.min_tail_messages)
             split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
     anchors = {latest_real(msgs, "user"), latest_real(msgs, "assistant")}
@@ -464,6 +497,7 @@ class _Start:
     counts: list[int]
     config: CompressConfig
     recent_savings_pct: tuple[float, ...]
+    asked: bool = False  # the caller asked for the size (the target is kept to, no floors)
 
     @property
     def tokens(self) -> int:

@@ -26,7 +26,6 @@ from worker.compressor.salience import (
     SAID_SECTION,
     Ranked,
     addressed,
-    directive_kinds,
     idle,
     said_in,
     to_someone_else,
@@ -40,6 +39,7 @@ EXTRACTIVE_NOTE = (
     "(Extractive summary: assembled by rules from the transcript, without a language model. "
     "Quotes are exact but selective.)"
 )
+BRIEF_EXTRACTIVE_NOTE = "(Extractive summary: exact quotes picked by rules, no language model.)"
 USER_MESSAGES = SAID_SECTION  # a section of ours after the template's: what the user wrote
 _NOT_EXTRACTED = "Not extracted (extractive summary)."
 _NO_STATE = "Not tracked by rules; see Completed Actions."
@@ -85,6 +85,7 @@ class ExtractiveSummarizer:
             prose=request.prose,
             focus_topic=request.focus_topic,
             recent_turns=self.recent_turns,
+            bytes_per_token=request.bytes_per_token,
         )
         return SummaryResponse(text=text, model="extractive", latency_ms=0.0)
 
@@ -110,6 +111,7 @@ def extractive_summary(
     prose: Prose | None = None,
     focus_topic: str | None = None,
     recent_turns: int = 6,
+    bytes_per_token: float | None = None,
 ) -> str:
     """The template's sections, filled from ``window`` and merged into ``previous``.
 
@@ -121,7 +123,8 @@ def extractive_summary(
     prose = read_prose(window) if prose is None else prose
     facts = _collect(window, prose, recent_turns, tools=bool(uses))
     old = parse_sections(previous or "")
-    budget = bytes_for(max(budget_tokens, 150))
+    least = max(budget_tokens, _LEAST_TOKENS)
+    budget = bytes_for(least) if bytes_per_token is None else int(least * bytes_per_token)
     compact = budget_tokens < _COMPACT_BELOW_TOKENS
     skeleton = _COMPACT_SKELETON_BYTES if compact else _SKELETON_BYTES
     room = _Room(max(budget - skeleton, budget // 3), _focus_words(focus_topic))
@@ -151,7 +154,7 @@ def extractive_summary(
     room.take(sections["Goal"])
     sections["In Progress"] = (
         snippet(facts.last_assistant, min(600, max(_LEAST_QUOTE, room.left // 6)))
-        if facts.last_assistant and not idle(facts.last_assistant)  # "Nice!" says what?
+        if facts.last_assistant and not _stock(facts.last_assistant, prose)
         else old.get("In Progress", "Nothing recorded.")
     )
     room.take(sections["In Progress"])
@@ -188,10 +191,11 @@ def extractive_summary(
         if not compact or not _says_nothing(sections[name])
     ]
     body = "\n\n".join(f"## {name}\n{sections[name] or 'None.'}" for name in headed)
-    return f"{EXTRACTIVE_NOTE}\n\n{body}"
+    return f"{BRIEF_EXTRACTIVE_NOTE if compact else EXTRACTIVE_NOTE}\n\n{body}"
 
 
 _COMPACT_BELOW_TOKENS = 1_000
+_LEAST_TOKENS = 40  # the note and a heading with one quote
 
 
 def _says_nothing(text: str) -> bool:
@@ -209,7 +213,7 @@ def _left_out(line: str) -> bool:
 # What every extractive summary holds whatever it says: the note and the headings.
 _SKELETON_BYTES = size(EXTRACTIVE_NOTE) + sum(size(f"## {n}\n\n\n") for n in SECTIONS) + 20
 # A small room's summary heads only the sections that say something: about half of them.
-_COMPACT_SKELETON_BYTES = size(EXTRACTIVE_NOTE) + _SKELETON_BYTES // 3
+_COMPACT_SKELETON_BYTES = size(BRIEF_EXTRACTIVE_NOTE) + _SKELETON_BYTES // 4
 
 
 class _Room:
@@ -429,30 +433,33 @@ def _collect(window: Sequence[Message], prose: Prose, recent_turns: int, *, tool
     return facts
 
 
+def _stock(reply: str, prose: Prose) -> bool:
+    """The assistant's last reply says nothing of the work: an acknowledgement ("Nice!"), or a
+    reply it gave again and again ("Acknowledged. Continuing with the plan.")."""
+    if idle(reply):
+        return True
+    said = " ".join(reply.split())
+    return sum(" ".join(r.text.split()) == said for r in prose.replies) >= _STOCK_TIMES
+
+
 def _tasks(prose: Prose, said: Sequence[Ranked], *, tools: bool) -> list[str]:
     """The user messages that ask for something (what Active Task and Goal quote), in order:
     beside an agent at work, any but an acknowledgement; in a chat, those that say something
     (a remark said again and again is chatter, not an ask). Never one superseded by a later
     one: an ask said again in other words is asked as it was said last."""
     current = {
-        r.at
-        for r in said
-        if not r.superseded and r.score > 0 and (tools or r.times == 1 or r.directive)
+        r.at for r in said if not r.superseded and r.score > 0 and (tools or r.times < _STOCK_TIMES)
     }
     return [s.text for s in prose.asks if s.at in current and (tools or _asks(s.text))]
 
 
 def _asks(text: str) -> bool:
-    """In a chat, a message that asks: a question, a request to the assistant, a rule, or a
-    long message (a remark in passing, a bot's line, is none)."""
+    """In a chat, a message that asks: a question or a request to the assistant, or a long
+    message (a rule is a rule, under Constraints & Preferences; a remark in passing, a bot's
+    line, asks nothing)."""
     if to_someone_else(text):
         return False
-    return (
-        len(text) > _QUOTE_CHARS
-        or is_question(text)
-        or addressed(text)
-        or directive_kinds(text) > 0
-    )
+    return len(text) > _QUOTE_CHARS or is_question(text) or addressed(text)
 
 
 def _failures(uses: Sequence[ToolUse], shown: Shown, *, open_only: bool) -> list[str]:

@@ -95,8 +95,15 @@ class Ledger:
 
     @property
     def left_out(self) -> int:
-        """How many entries found did not fit the budget."""
-        return len(self.candidates) - len(self.entries)
+        """How many entries found did not fit the budget (a URL or an id that a kept entry
+        quotes is not left out)."""
+        kept = set(self.entries)
+        texts = [e.text for e in self.entries]
+        return sum(
+            1
+            for e, _ in self.candidates
+            if e not in kept and not (e.kind in _SUBSUMED and any(e.text in t for t in texts))
+        )
 
     def refit(self, budget_bytes: int) -> Ledger:
         """The same entries found, fitted to another budget."""
@@ -378,9 +385,14 @@ def _fit(costed: Sequence[tuple[Entry, int]], budget_bytes: int) -> tuple[Entry,
     for entry, cost in costed:
         if used + cost > budget_bytes:
             continue
+        if entry.kind in _SUBSUMED and cost and any(entry.text in k.text for k in kept):
+            continue  # a URL or an id a kept entry quotes already
         kept.append(entry)
         used += cost
     return tuple(sorted(kept, key=lambda e: (KINDS.index(e.kind), e.order)))
+
+
+_SUBSUMED: frozenset[Kind] = frozenset({"url", "id"})
 
 
 def complete_summary(summary: str, ledger: Ledger) -> tuple[str, int]:

@@ -66,6 +66,7 @@ class Job:
     uses: Sequence[ToolUse] = ()  # the window's tool uses, read before any cut
     prose: Prose = field(default_factory=Prose)  # what was said in the window
     room_tokens: int | None = None  # room under the target, for a rule-based summary
+    bytes_per_token: float | None = None  # the window's, for a rule-based summary's sizing
     # What the user said that an LLM must carry over (``salience.carry_over``), in every call.
     user_said: str = ""
 
@@ -109,9 +110,8 @@ _CARRY_SHARE = 1.2
 def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: Folded) -> Folded:
     """A rule-based summarizer reads the messages, not a prompt: one call, nothing to bound.
 
-    It sizes its text by an estimate (bytes); when the text comes out well over its budget by
-    our exact count (CJK text estimates low), it is asked once more with the budget scaled
-    down; when it comes out well under it and left something out (Latin text estimates high),
+    It sizes its text by an estimate (bytes); when the text comes out over its budget by our
+    exact count (CJK text estimates low), it is asked once more with the budget scaled down; when it comes out well under it and left something out (Latin text estimates high),
     once more scaled up, and the larger text is taken if it fits.
     """
     window = [t.message for t in turns]
@@ -121,14 +121,64 @@ def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: F
     if isinstance(outcome, SummaryResponse):
         limit = request.rule_based_tokens
         tokens = job.counter.count_text(outcome.text)
-        if tokens > limit * _RULE_BASED_SLACK:
-            outcome = _call_or_error(job, _scaled(request, limit, tokens), folded)
+        if tokens > limit:
+            outcome = _smaller(job, request, limit, tokens, folded)
         elif tokens < limit * _RULE_BASED_UNDER and _LEFT_OUT in outcome.text:
-            larger = _call_or_error(job, _scaled(request, limit, max(tokens, 1)), folded)
-            if isinstance(larger, SummaryResponse) and job.counter.count_text(larger.text) <= limit:
-                outcome = larger
+            outcome = _larger(job, request, outcome, limit, tokens, folded)
     folded.text = _accepted(outcome, folded, turns, previous, job)
     return folded
+
+
+def _smaller(
+    job: Job, request: SummaryRequest, limit: int, tokens: int, folded: Folded
+) -> SummaryResponse | SummarizerError:
+    """A text within ``limit``: budgets scaled down by how far each try went over, a few
+    times (the last try is taken whatever it counts)."""
+    scale = 1.0
+    for _ in range(_SMALLER_TRIES):
+        scale *= limit / tokens
+        outcome = _call_or_error(
+            job, _scaled(request, int(limit * 1000 * scale), 1000 * limit), folded
+        )
+        if not isinstance(outcome, SummaryResponse):
+            return outcome
+        tokens = job.counter.count_text(outcome.text)
+        if tokens <= limit:
+            break
+    return outcome
+
+
+_SMALLER_TRIES = 3
+
+
+def _larger(
+    job: Job,
+    request: SummaryRequest,
+    fitted: SummaryResponse,
+    limit: int,
+    tokens: int,
+    folded: Folded,
+) -> SummaryResponse:
+    """The largest text within ``limit`` of budgets scaled up from ``request``'s, found by
+    bisecting the scale between one that fit (1) and the shortfall's (``limit / tokens``)."""
+    low, high = 1.0, limit / max(tokens, 1)
+    for attempt in range(_LARGER_TRIES):
+        scale = high if attempt == 0 else (low + high) / 2
+        larger = _call_or_error(
+            job, _scaled(request, int(limit * 1000 * scale), 1000 * limit), folded
+        )
+        if not isinstance(larger, SummaryResponse):
+            return fitted
+        if job.counter.count_text(larger.text) <= limit:
+            low, fitted = scale, larger
+            if _LEFT_OUT not in larger.text or scale >= high:
+                return fitted
+        else:
+            high = scale
+    return fitted
+
+
+_LARGER_TRIES = 4
 
 
 def _scaled(request: SummaryRequest, limit: int, tokens: int) -> SummaryRequest:
@@ -140,7 +190,6 @@ def _scaled(request: SummaryRequest, limit: int, tokens: int) -> SummaryRequest:
     )
 
 
-_RULE_BASED_SLACK = 1.1
 _RULE_BASED_UNDER = 0.9
 _LEFT_OUT = "left out for length"
 
@@ -372,6 +421,7 @@ def _request(
         room_tokens=job.room_tokens,
         uses=uses,
         prose=prose,
+        bytes_per_token=job.bytes_per_token,
     )
 
 

@@ -37,6 +37,9 @@ class SummaryRequest:
     # target: it quotes instead of condensing, so it is sized by the room, not by
     # ``budget_tokens`` (which only stands in when no room is given).
     room_tokens: int | None = None
+    # The window's own UTF-8 bytes per token, for a rule-based summary to size its text by
+    # (None: the cautious rate of ``cuts.bytes_for``).
+    bytes_per_token: float | None = None
 
     @property
     def rule_based_tokens(self) -> int:
