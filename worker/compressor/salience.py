@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -714,9 +714,85 @@ def _subject_families(
         for i in members:
             group_of[i] = g
     joined = _Joined(len(groups))
-    for i, j in _same_subject(said, toks):
+    for i, j in [*_same_subject(said, toks), *_same_slot(said, toks)]:
         joined.join(group_of[i], group_of[j])
     return [joined.find(g) for g in range(len(groups))]
+
+
+def _same_slot(said: Sequence[Statement], toks: Sequence[list[Token]]) -> list[tuple[int, int]]:
+    """Pairs of short statements, the earlier first, that give a value of one shape and length
+    in the same slot: right after or before the same word ("Base commit for the work is
+    7f8fbee", "We branched from commit bbbe5ce"; "phase 2 of 6", "Migration progress: phase
+    4 of 5"), a word few statements use. The word names what the value is of, unless words
+    before it tell two things apart ("the access code X", "the contact code Y")."""
+    df: dict[str, int] = {}
+    for ts in toks:
+        for norm in {t.norm for t in ts}:
+            df[norm] = df.get(norm, 0) + 1
+    common = max(2, int(len(said) * _COMMON))
+    by_slot: dict[tuple[str, int, int], list[tuple[int, str, str]]] = {}
+    for i, ts in enumerate(toks):
+        if len(said[i].text) <= _UPDATE_CHARS and not (said[i].question or said[i].idle):
+            for key, value, qualifier in _slots(ts, df, common):
+                by_slot.setdefault(key, []).append((i, value, qualifier))
+    pairs: set[tuple[int, int]] = set()
+    for found in by_slot.values():
+        if len(found) <= _MAX_STEM_GROUP:
+            pairs.update(_slot_pairs(found))
+    return sorted(pairs)
+
+
+def _slots(
+    ts: Sequence[Token], df: dict[str, int], common: int
+) -> Iterator[tuple[tuple[str, int, int], str, str]]:
+    """(slot, value, qualifier) for each shaped value beside a word that can name it: the
+    slot is that word, the value's shape and length; the qualifier the word beyond it."""
+    for k, t in enumerate(ts):
+        if t.shape not in _SLOT_SHAPES:
+            continue
+        for n, beyond in ((k - 1, k - 2), (k + 1, k + 2)):
+            if 0 <= n < len(ts) and _anchors(ts[n], df, common):
+                q = ts[beyond].norm if 0 <= beyond < len(ts) else ""
+                qualifier = q if len(q) >= 3 and q not in _FUNCTION_WORDS else ""
+                yield (ts[n].norm, t.shape, len(t.norm)), t.norm, qualifier
+
+
+def _slot_pairs(found: Sequence[tuple[int, str, str]]) -> Iterator[tuple[int, int]]:
+    for a, (i, value, qualifier) in enumerate(found):
+        for j, other, theirs in found[a + 1 :]:
+            if i != j and value != other and not (qualifier and theirs and qualifier != theirs):
+                yield min(i, j), max(i, j)
+
+
+# A slot's value is shaped: a code, a number, a date, an amount, a path (a plain word beside
+# the same word is as often a qualifier: "the production database", "the staging database").
+_SLOT_SHAPES = frozenset({URL, EMAIL, PATH, DATE, MONEY, CODE, HOST, TIME, NUMBER})
+
+
+# Words that join a noun to the rest (prepositions, articles, the copula), in the languages of
+# the directive table: beyond a slot's word they qualify nothing.
+_FUNCTION_WORD_LIST = (  # (shorter words qualify nothing anyway)
+    "the are was for from with and "
+    "del los las con por para una "
+    "dos com "
+    "des les aux sur dans avec pour est "
+    "der die das den dem von vom aus auf mit für zum zur ist "
+    "della gli per con "
+    "над для"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORD_LIST.split()) | _FORM_WORDS | _DETERMINERS
+
+
+def _anchors(t: Token, df: dict[str, int], common: int) -> bool:
+    """``t`` can name what a value beside it is of: a word of three letters or more, not one
+    that gives a statement its form, said in few statements."""
+    return (
+        t.shape == WORD
+        and len(t.norm) >= 3
+        and t.norm not in _FORM_WORDS
+        and t.norm not in _DETERMINERS
+        and df.get(t.norm, 0) <= common
+    )
 
 
 _MIN_FRAME = 4  # shorter statements ("ok thanks", "sounds good") are not templates
