@@ -348,3 +348,28 @@ def test_the_agents_feedback_is_never_the_active_task() -> None:
     assert "deterministic" in said["Active Task"]
     assert "[Error occurred" not in said["Active Task"]
     assert all("continue working" not in a.text for a in read_prose(msgs).asks)
+
+
+def test_what_the_user_said_reaches_the_summary_through_compress() -> None:
+    from datetime import date
+
+    from worker.compressor.compress import compress
+    from worker.compressor.config import CompressConfig
+    from worker.compressor.extractive import ExtractiveSummarizer
+    from worker.encodings import counter_for_model
+
+    msgs: list[Message] = []
+    for i in range(60):
+        msgs += [user(f"Notes on the {i}th retry of the importer."), assistant("Noted.")]
+    msgs[30:30] = [user("Never deploy on Fridays; Ana Silva approves releases."), assistant("Ok.")]
+    counter = counter_for_model("gpt-4")
+    window = int(sum(counter.count_messages(msgs)) / 0.85)
+    result = compress(
+        msgs,
+        config=CompressConfig(context_length=window),
+        summarizer=ExtractiveSummarizer(),
+        counter=counter,
+        today=date(2026, 12, 1),
+    )
+    assert result.summary is not None
+    assert "Never deploy on Fridays; Ana Silva approves releases." in result.summary

@@ -44,6 +44,7 @@ from worker.compressor.prose import read_prose
 from worker.compressor.prune import PruneResult, prune_head
 from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
+from worker.compressor.salience import said_in, user_statements
 from worker.compressor.summarize import Folded, Job, summarize_turns
 from worker.compressor.summarizer import Summarizer
 from worker.compressor.tokens import TokenCounter
@@ -148,6 +149,10 @@ def _summarize_window(
     uses = [u for u in reading.uses if split.head_end <= u.call_index < split.tail_start]
     prose = read_prose([t.message for t in turns], [t.at for t in turns])
     prior = redact_text(job.previous_summary or window.rehydrated or "")
+    removed_at = {t.at for t in turns if t.removed}
+    # What the user said, ranked once with what the earlier summary quoted of it: the summary,
+    # the ledger and the LLM's prompt read this one ranking.
+    said = user_statements(prose.within(removed_at).asks, said_in(prior.text))
     focus = redact_text(job.focus_topic or "")
     folded = summarize_turns(
         turns,
@@ -163,6 +168,7 @@ def _summarize_window(
             bytes_per_token=_bytes_per_token(start, window),
             uses=uses,
             prose=prose,
+            said=said,
         ),
     )
     redactions += folded.redactions + prior.count + focus.count
@@ -175,12 +181,13 @@ def _summarize_window(
     found = extract_ledger(
         removed,
         uses,
-        prose.within({t.at for t in removed}),
+        prose.within(removed_at),
         reading,
         shown,
         budget_bytes=bytes_for(budget),
         summary=folded.text,
         previous=prior.text,
+        said=said,
     )
     ledger, completed, appended = _fit_ledger(found, folded.text, budget, job.counter)
     facts = replace(facts, redactions=facts.redactions + shown.redactions)

@@ -86,6 +86,7 @@ class ExtractiveSummarizer:
             focus_topic=request.focus_topic,
             recent_turns=self.recent_turns,
             bytes_per_token=request.bytes_per_token,
+            said=request.said,
         )
         return SummaryResponse(text=text, model="extractive", latency_ms=0.0)
 
@@ -112,6 +113,7 @@ def extractive_summary(
     focus_topic: str | None = None,
     recent_turns: int = 6,
     bytes_per_token: float | None = None,
+    said: Sequence[Ranked] | None = None,
 ) -> str:
     """The template's sections, filled from ``window`` and merged into ``previous``.
 
@@ -130,7 +132,8 @@ def extractive_summary(
     room = _Room(max(budget - skeleton, budget // 3), _focus_words(focus_topic))
     # Filled in order of importance: each takes at most its share of what is left; what is
     # left at the end goes to the lists that left items out (``_Room.top_up``).
-    said = user_statements(prose.asks, said_in(previous or ""))
+    if said is None:
+        said = user_statements(prose.asks, said_in(previous or ""))
     facts.tasks = _tasks(prose, said, tools=bool(uses))
     active = _active_task(facts, old, room.left // 4)
     room.take(active)

@@ -149,14 +149,18 @@ def extract_ledger(
     budget_bytes: int,  # UTF-8 bytes (``cuts.size``)
     summary: str = "",
     previous: str = "",
+    said: Sequence[salience.Ranked] | None = None,
 ) -> Ledger:
     """The ranked artifact trail of a window: ``turns`` (its messages as the summarizer saw
     them, redacted), ``uses`` (its tool uses) and ``prose`` (what was said in it); ``reading``
     holds later uses too, which may resolve a failure. Entries ``summary`` already holds cost
     nothing against ``budget_bytes``: only what would be appended to it is counted.
     ``previous``: the summary this pass updates; the entries its ledger carried are state, and
-    stand again beside the window's (what the user said ranked with what was said since)."""
-    ranked = salience.user_statements(prose.asks, salience.said_in(previous))
+    stand again beside the window's. ``said``: what the user said, ranked with what that
+    summary quoted of it (``salience.user_statements``; read here when None)."""
+    ranked = said
+    if ranked is None:
+        ranked = salience.user_statements(prose.asks, salience.said_in(previous))
     carried = _carried(previous)
     found = [*carried, *_from_uses(uses, reading, shown), *_from_prose(prose, ranked)]
     # Identifiers (commits, issues, UUIDs) from what people wrote; a tool output's are its
@@ -291,7 +295,7 @@ def _user_entries(ranked: salience.Ranked) -> list[Entry]:
     # A long message (a pasted task, a log) is the summary's to condense: the ledger keeps its
     # opening sentence and its most salient ones.
     parts = salience.sentences_of(stripped)
-    chosen = salience.salient_sentences(parts, _LONG_QUOTE_CHARS) if parts else []
+    chosen = salience.salient_sentences(parts, _LONG_QUOTE_CHARS) if parts else ()
     out = []
     for k, i in enumerate(chosen):
         if k and i == len(parts) - 1 and len(chosen) > 1:

@@ -32,6 +32,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 from worker.compressor import cues, prose
@@ -317,11 +318,14 @@ ACKNOWLEDGEMENTS: tuple[str, ...] = (
 )
 _ACK_WORDS = frozenset(w for group in ACKNOWLEDGEMENTS for w in group.split())
 _ACK_MOST_WORDS = 6
+_ACK_MOST_CHARS = 80
 
 
 def idle(text: str) -> bool:
     """``text`` only acknowledges ("ok thanks!", "¡Gracias!", "好的"): a few words, every
     one of them in ``ACKNOWLEDGEMENTS``."""
+    if len(text) > _ACK_MOST_CHARS:
+        return False
     words = [w.strip(_EDGE_PUNCT + "¡¿~-") for w in text.lower().split()]
     words = [w for w in words if w and any(c.isalnum() for c in w)]
     if not words or len(words) > _ACK_MOST_WORDS:
@@ -468,7 +472,7 @@ def carried(line: str, at: int) -> Statement | None:
 
 
 # Of a long message (a task, a paste), its opening is what it is scored by.
-_SCORED_CHARS = 2_000
+_SCORED_CHARS = 1_000
 
 
 def rank(said: Sequence[Statement]) -> list[Ranked]:
@@ -977,20 +981,20 @@ def said_in(summary: str) -> list[str]:
     return out
 
 
-def carry_over(asks: Sequence[prose.Said], *, most_chars: float) -> str:
-    """The user's statements an LLM summary must keep, one quote a line, in order: the most
-    salient first while they fit ``most_chars``; never one superseded, nor one that says
-    next to nothing."""
-    ranked = [r for r in user_statements(asks) if not r.superseded and r.score >= LOW]
-    kept: list[Ranked] = []
+def carry_over(said: Sequence[Ranked], *, most_chars: float) -> str:
+    """The user's statements (``user_statements``) an LLM summary must keep, one quote a line,
+    in order: the most salient first while they fit ``most_chars``; never one superseded, nor
+    one that says next to nothing."""
+    lines: list[tuple[int, str]] = []
     used = 0
-    for r in sorted(ranked, key=lambda r: -r.score):
-        line = r.render(_CARRY_QUOTE_CHARS)
-        if used + len(line) + 3 > most_chars:
+    for r in sorted(said, key=lambda r: -r.score):
+        if r.superseded or r.score < LOW:
             continue
-        kept.append(r)
-        used += len(line) + 3
-    return "\n".join(f"- {r.render(_CARRY_QUOTE_CHARS)}" for r in sorted(kept, key=lambda r: r.at))
+        line = f"- {r.render(_CARRY_QUOTE_CHARS)}"
+        if used + len(line) + 1 <= most_chars:
+            lines.append((r.at, line))
+            used += len(line) + 1
+    return "\n".join(line for _, line in sorted(lines))
 
 
 _CARRY_QUOTE_CHARS = 300
@@ -1006,43 +1010,43 @@ def excerpt(text: str, limit: int) -> str:
     return " … ".join(quote(parts[i], max(limit // 3, 120)) for i in chosen)
 
 
-def sentences_of(text: str) -> list[str]:
+def sentences_of(text: str) -> tuple[str, ...]:
     """The sentences a long message is quoted from: those of its first ``_EXCERPT_FROM``
     characters, and its last one."""
     parts = [s for _, s in cues.sentences(text[:_EXCERPT_FROM])]
     if len(text) > _EXCERPT_FROM:
         last = [s for _, s in cues.sentences(text[-_LAST_CHARS:])][-1:]
         parts += [s for s in last if s not in parts[-1:]]
-    return parts
+    return tuple(parts)
 
 
 _EXCERPT_FROM = 3_000
 _LAST_CHARS = 400
 
 
-def salient_sentences(parts: Sequence[str], limit: int) -> list[int]:
+@lru_cache(maxsize=256)
+def salient_sentences(parts: tuple[str, ...], limit: int) -> tuple[int, ...]:
     """Of a long message's sentences, in order: the first, the last, and the most salient
-    others while they fit ``limit`` characters in all (each scored as a statement is, its
-    tokens counted against the message's other sentences; no families within one message).
-    Only a sentence with a shaped token or a directive's word can score above the words it
-    holds: the others are not tokenized."""
+    others while they fit ``limit`` characters in all. A sentence is weighed as a statement
+    is, by its signals alone (it is one of many in one message, read once): its shaped
+    tokens and words of a name (``_HINT``), and its directives."""
     chosen = {0, len(parts) - 1}
     used = len(parts[0]) + len(parts[-1])
-    hinted = [i for i, p in enumerate(parts) if _HINT.search(p) or _DIRECTIVE_CUES.any_in(p)]
-    toks = {i: tokens(without_label(parts[i])) for i in hinted}
-    df: dict[str, int] = {}
-    for ts in toks.values():
-        for norm in {t.norm for t in ts}:
-            df[norm] = df.get(norm, 0) + 1
-    scores = {
-        i: _score(Statement(i, parts[i]), ts, df, times=1, changed=False) for i, ts in toks.items()
-    }
-    for i in sorted(scores, key=lambda i: -scores[i]):
-        if i not in chosen and used + len(parts[i]) <= limit:
+    scores = {i: _sentence_weight(p) for i, p in enumerate(parts) if i not in chosen}
+    for i in sorted((i for i in scores if scores[i] > 0), key=lambda i: -scores[i]):
+        if used + len(parts[i]) <= limit:
             chosen.add(i)
             used += len(parts[i])
-    return sorted(chosen)
+    return tuple(sorted(chosen))
 
 
-# What a shaped token needs: a digit, a path's or an address's mark, a capital inside a sentence.
-_HINT = re.compile(r"[\d/@]|\S\s+[^\W\d_a-z]|://")
+def _sentence_weight(sentence: str) -> float:
+    hints = len(_HINT.findall(sentence))
+    directive = (
+        min(directive_kinds(sentence), 2) if hints or _DIRECTIVE_CUES.any_in(sentence) else 0
+    )
+    return min(hints, 4) + _DIRECTIVE_WEIGHT * directive
+
+
+# What a shaped token shows: digits, a path's or an address's mark, a capital inside a sentence.
+_HINT = re.compile(r"\d+|[/@]|(?<=\S\s)[^\W\d_a-z]")

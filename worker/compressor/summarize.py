@@ -34,7 +34,7 @@ from worker.compressor.prompts import (
 )
 from worker.compressor.prose import Prose
 from worker.compressor.redact import redact_text
-from worker.compressor.salience import carry_over
+from worker.compressor.salience import Ranked, carry_over, user_statements
 from worker.compressor.serialize import Serialized, serialize_turn
 from worker.compressor.summarizer import (
     Summarizer,
@@ -67,7 +67,9 @@ class Job:
     prose: Prose = field(default_factory=Prose)  # what was said in the window
     room_tokens: int | None = None  # room under the target, for a rule-based summary
     bytes_per_token: float | None = None  # the window's, for a rule-based summary's sizing
-    # What the user said that an LLM must carry over (``salience.carry_over``), in every call.
+    # What the user said, ranked (``salience.user_statements``): a rule-based summary quotes
+    # it, and an LLM is given what it must carry over (``salience.carry_over``) in every call.
+    said: Sequence[Ranked] | None = None  # None: read from ``prose``
     user_said: str = ""
 
 
@@ -98,7 +100,8 @@ def summarize_turns(turns: Sequence[Turn], *, previous: str | None, job: Job) ->
     folded = Folded()
     if not job.summarizer.is_llm:
         return _rule_based(turns, previous, job, folded)
-    said = carry_over(job.prose.asks, most_chars=_CARRY_SHARE * job.budget_tokens)
+    ranked = job.said if job.said is not None else user_statements(job.prose.asks)
+    said = carry_over(ranked, most_chars=_CARRY_SHARE * job.budget_tokens)
     return _fold(_Serialized.of(turns, job), previous, replace(job, user_said=said), folded)
 
 
@@ -422,6 +425,7 @@ def _request(
         uses=uses,
         prose=prose,
         bytes_per_token=job.bytes_per_token,
+        said=job.said,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from worker.compressor.messages import Message
 from worker.compressor.prose import Prose
+from worker.compressor.salience import Ranked
 from worker.compressor.tooluse import ToolUse
 
 
@@ -40,6 +41,9 @@ class SummaryRequest:
     # The window's own UTF-8 bytes per token, for a rule-based summary to size its text by
     # (None: the cautious rate of ``cuts.bytes_for``).
     bytes_per_token: float | None = None
+    # What the user said in the window (and an earlier summary quoted), ranked as one session
+    # (``salience.user_statements``): a rule-based summarizer quotes it. None: read it itself.
+    said: Sequence[Ranked] | None = None
 
     @property
     def rule_based_tokens(self) -> int:
