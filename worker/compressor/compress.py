@@ -430,6 +430,8 @@ def _said_tokens(msgs: Sequence[Message], counts: Sequence[int], start: int) -> 
     total = 0
     for i in range(start, len(msgs)):
         msg = msgs[i]
+        if msg.role == "tool" or msg.tool_calls:
+            continue  # what the agent did, not what the user said (nor one of our summaries)
         body = summary_body(msg)
         if body is not None:  # what an earlier summary quoted of it
             total += sum(estimated_tokens(q) + _QUOTE_TOKENS for q in _quoted_lines(body))
