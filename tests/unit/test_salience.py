@@ -58,7 +58,7 @@ def by_text(out: list[Ranked]) -> dict[str, Ranked]:
         "截止日期是周五。",
         "Nutze niemals moment.js.",
         "常に日本語で答えてください。",
-        "If a request could harm a third party, stop and escalate.",
+        "If it could harm a third party, never do it.",
         "Prefiero respuestas cortas.",
     ],
 )
@@ -79,9 +79,11 @@ def test_a_question_with_a_rules_words_sets_no_rule() -> None:
     assert out[0].directive == 0
 
 
-def test_every_directive_group_lists_every_language() -> None:
-    for name, languages in salience.DIRECTIVES.items():
-        assert len(languages) == len(salience.ADDRESS) == 9, name
+def test_every_word_table_lists_every_language() -> None:
+    tables = {**salience.DIRECTIVES, "address": salience.ADDRESS, "plans": salience.PLANS}
+    tables["acknowledgements"] = salience.ACKNOWLEDGEMENTS
+    for name, languages in tables.items():
+        assert len(languages) == 9, name
         assert all(words.split() for words in languages), name
 
 

@@ -351,6 +351,23 @@ class _Statements(_Pick):
         super().__init__(texts, [size(t) + 3 for t in texts], ranks)
         self.ranked = ranked
 
+    def fill(self, limit: int, *, strict: bool) -> int:
+        """As ``_Pick.fill``, but whatever ``strict`` says: once a statement did not fit, a
+        shorter one takes its room only if it is nearly as salient (``_NEARLY``): the room is
+        not spent on chatter while something that matters is left out."""
+        before = self.used
+        missed: float | None = None  # the score of the first statement that did not fit
+        for i in self.order:
+            score = self.ranked[i].score
+            if i in self.keep or (missed is not None and score < _NEARLY * missed):
+                continue
+            if self.used + self.costs[i] > limit:
+                missed = score if missed is None else missed
+                continue
+            self.keep.add(i)
+            self.used += self.costs[i]
+        return self.used - before
+
     def split(self) -> tuple[str, str]:
         """(rules, the rest) as bullets; what was left out is counted under the rest."""
         shown = self.shown()
@@ -391,6 +408,7 @@ class _Actions(_Pick):
 
 
 _STOCK_TIMES = 3
+_NEARLY = 0.5
 
 # A failed action or a file written: kept in Completed Actions before the others.
 _IMPORTANT = re.compile(r"- (?:exit [1-9]|exit -|failed)|error: |^(?:WROTE|EDITED) ")

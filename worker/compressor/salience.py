@@ -81,7 +81,7 @@ def tokens(text: str) -> list[Token]:
                 out += _cjk_tokens(word)
             else:
                 out.append(Token(word.lower(), _shape(word, plain), word))
-        plain = raw[-1:] in ".!?:;\u3002\uff01\uff1f" or word.lower() in _DETERMINERS
+        plain = raw[-1:] in ".!?;\u3002\uff01\uff1f" or word.lower() in _DETERMINERS
     return out
 
 
@@ -222,10 +222,10 @@ DIRECTIVES: dict[str, tuple[str, ...]] = {
     "condition": (
         "if unless whenever in_case",
         "si cuando siempre_que en_caso_de",
-        "se quando caso",
+        "quando",
         "si quand lorsque au_cas_où",
         "wenn falls sobald",
-        "se qualora nel_caso",
+        "qualora nel_caso",
         "если когда",
         "如果 的话 一旦",
         "場合 なら たら",
@@ -242,6 +242,22 @@ DIRECTIVES: dict[str, tuple[str, ...]] = {
         "好き 欲しい ほしい 希望",
     ),
 }
+# The user says where the work stands or goes: a goal, a task, the next step, a plan.
+PLANS: tuple[str, ...] = (
+    "next_step next_up goal task plan todo priority milestone phase roadmap",
+    "siguiente_paso próximo_paso objetivo meta tarea plan prioridad fase",
+    "próximo_passo objetivo meta tarefa plano prioridade fase",
+    "prochaine_étape objectif but tâche plan priorité phase",
+    "nächster_schritt nächste_schritt ziel aufgabe plan priorität phase",
+    "prossimo_passo obiettivo compito piano priorità fase",
+    "следующий_шаг цель задача план приоритет этап",
+    "下一步 接下来 目标 任务 计划 优先 阶段",
+    "次の 目標 タスク 計画 優先 段階",
+)
+_PLAN_CUE = cues.Cue(*PLANS)
+_PLAN_WEIGHT = 1.0
+_CONDITION_WEIGHT = 0.75
+
 # The user speaks to the assistant: the second person and the words of asking.
 ADDRESS: tuple[str, ...] = (
     "you your yours yourself please",
@@ -279,19 +295,33 @@ HIGH = 5.0
 LOW = 1.0
 _ADDRESS_WEIGHT = 0.75
 _QUESTION_FACTOR = 0.7  # a question asks: it is answered in the turns that follow
-_CARRIED_BONUS = 2.0
+_CARRIED_BONUS = 1.0
+_BOT_TAG = re.compile(r"\s*\[[^\]\s]{1,24}\]\s")
+_BOT_FACTOR = 0.5
+_CARRIED_FACTOR = 1.25
 _TEMPLATE_PENALTY = 0.75
 
 
 def directive_kinds(text: str) -> int:
-    """How many kinds of directive (obligation, prohibition, exclusivity, limit, preference)
-    ``text`` holds."""
+    """How many kinds of directive (obligation, prohibition, exclusivity, limit, preference;
+    a condition beside one of them) ``text`` holds."""
+    kinds = _kinds(text)
+    return len(kinds) if kinds != {"condition"} else 0
+
+
+def _conditional(text: str) -> bool:
+    """``text`` sets a condition and nothing else a directive has ("if anyone wants to pair"):
+    half a rule at most."""
+    return _kinds(text) == {"condition"}
+
+
+def _kinds(text: str) -> set[str]:
     lowered = text.lower()
     found = _DIRECTIVE_CUES.scan(lowered)
     kinds = {name for name, at in found.items() if at}
     if "prohibition" not in kinds and _opens_with_negation(lowered):
         kinds.add("prohibition")
-    return len(kinds)
+    return kinds
 
 
 def _opens_with_negation(lowered: str) -> bool:
@@ -643,8 +673,8 @@ def _score(
     if said.idle:
         return 0.0
     # An earlier summary kept it, weighed against what was said around it then: it keeps a
-    # head start over what was said since.
-    carried = _CARRIED_BONUS if said.at < 0 else 0.0
+    # head start over what was said since, the more the more it mattered.
+    carried = said.at < 0
     seen: set[str] = set()
     shaped = words = 0.0
     for t in toks:
@@ -666,7 +696,14 @@ def _score(
     score = content + _DIRECTIVE_WEIGHT * directive
     if addressed(said.text):
         score += _ADDRESS_WEIGHT
-    return (score * _QUESTION_FACTOR if said.question else score) + carried
+    if _PLAN_CUE.search(said.text):
+        score += _PLAN_WEIGHT
+    if not said.question and _conditional(said.text):
+        score += _CONDITION_WEIGHT
+    score = score * _QUESTION_FACTOR if said.question else score
+    if _BOT_TAG.match(said.text):
+        score *= _BOT_FACTOR  # a bot's line ("[ci] Build #6260 timed out"): status, not a person
+    return score * _CARRIED_FACTOR + _CARRIED_BONUS if carried else score
 
 
 # ---------------------------------------------------------------------------------------------
