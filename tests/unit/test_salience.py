@@ -375,3 +375,22 @@ def test_what_the_user_said_reaches_the_summary_through_compress() -> None:
     )
     assert result.summary is not None
     assert "Never deploy on Fridays; Ana Silva approves releases." in result.summary
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(5, 40), st.integers(0, 39), _VALUE)
+def test_a_near_duplicate_never_displaces_a_statement_that_holds_something_of_its_own(
+    variants: int, at: int, value: str
+) -> None:
+    words = ["importer", "exporter", "indexer", "crawler", "mailer", "billing", "search"]
+    lines = [
+        f"The retry budget for the {words[i % 7]} is still being tuned." for i in range(variants)
+    ]
+    fact = f"The vault code for the billing account is {value}."
+    lines.insert(min(at, len(lines)), fact)
+    msgs: list[Message] = []
+    for line in lines:
+        msgs += [user(line), assistant("Noted.")]
+    # Room for a few quotes: the fact is one of them.
+    said = parse_sections(extractive_summary(msgs, previous=None, budget_tokens=150))
+    assert fact in "\n".join(said.values())
