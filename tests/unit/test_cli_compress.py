@@ -227,6 +227,11 @@ def test_a_bad_setting_is_named_in_one_line_with_exit_code_2(
         # No summarizer call could hold the prompt and the answer's room.
         ({"COMPACTION_SUMMARY_CONTEXT_LENGTH": "0"}, "COMPACTION_SUMMARY_CONTEXT_LENGTH: Input should be greater than or equal to 4096"),
         ({"COMPACTION_HYGIENE_THRESHOLD": "85"}, "COMPACTION_HYGIENE_THRESHOLD: Input should be less than or equal to 1"),
+        ({"COMPACTION_TARGET_RATIO": "0"}, "COMPACTION_TARGET_RATIO: Input should be greater than 0"),
+        ({"COMPACTION_TARGET_RATIO": "a quarter"}, "COMPACTION_TARGET_RATIO: Input should be a valid number"),
+        # A compacted session would be over the threshold again: the next job at once.
+        ({"COMPACTION_TARGET_RATIO": "0.85"}, "COMPACTION_TARGET_RATIO must be below COMPACTION_HYGIENE_THRESHOLD (0.85 >= 0.85)"),
+        ({"COMPACTION_TARGET_RATIO": "0.3", "COMPACTION_HYGIENE_THRESHOLD": "0.25"}, "COMPACTION_TARGET_RATIO must be below COMPACTION_HYGIENE_THRESHOLD (0.3 >= 0.25)"),
         ({"COMPACTION_WORKER_CONCURRENCY": "0"}, "COMPACTION_WORKER_CONCURRENCY: Input should be greater than or equal to 1"),
         ({"COMPACTION_COOLDOWN_TIMEOUT_LADDER_S": "[]"}, "COMPACTION_COOLDOWN_TIMEOUT_LADDER_S: List should have at least 1 item"),
         ({"COMPACTION_JOB_SOFT_TIME_LIMIT_S": "900"}, "COMPACTION_JOB_SOFT_TIME_LIMIT_S must be below COMPACTION_JOB_HARD_TIME_LIMIT_S (900 >= 900)"),
