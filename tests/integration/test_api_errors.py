@@ -468,6 +468,8 @@ COERCED_BODIES: list[tuple[str, str, dict[str, Any], str]] = [
     ("POST", "/v1/sessions/s1/compact", {"force": "yes"}, "force: Input should be a valid boolean"),
     ("POST", "/v1/sessions/s1/compact", {"force": 1}, "force: Input should be a valid boolean"),
     ("POST", "/v1/sessions/s1/compact", {"focus_topic": 5}, "focus_topic: Input should be a valid string"),
+    ("POST", "/v1/sessions/s1/compact", {"target_tokens": "4000"}, "target_tokens: Input should be a valid integer"),
+    ("POST", "/v1/sessions/s1/compact", {"target_tokens": 4000.0}, "target_tokens: Input should be a valid integer"),
 ]  # fmt: skip
 
 
