@@ -9,6 +9,7 @@ in the same shape, so a client parses one kind of error body.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -134,6 +135,8 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if type(exc.__cause__) is ValueError:
+        return _integer_too_long()
     slug = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "-")
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).description
     if isinstance(exc.__cause__, RecursionError):
@@ -143,6 +146,16 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
             "the JSON body is nested too deeply to parse (objects and arrays inside each other)"
         )
     return problem_response(exc.status_code, slug, detail, headers=exc.headers)
+
+
+def _integer_too_long() -> JSONResponse:
+    """FastAPI's "There was an error parsing the body", when the JSON parser refused an integer
+    past Python's limit on its digits: the only plain ValueError it raises (JSONDecodeError and
+    UnicodeDecodeError are subclasses). A value out of range, as a shorter one's is a 422."""
+    msg = f"an integer of more than {sys.get_int_max_str_digits()} digits is out of every range"
+    return problem_response(
+        422, "validation-error", f"body: {msg}", extra={"errors": [{"loc": "body", "msg": msg}]}
+    )
 
 
 DATABASE_RETRY_AFTER_S = 5

@@ -128,6 +128,7 @@ def manual_compaction(context: ApiContext, session_id: str, body: CompactIn) -> 
     Nothing but the job is written, so a broker that cannot take it is a 503 to retry.
     """
     state = jobs.hygiene_state(context.db, session_id=session_id)
+    _check_target(body.target_tokens, state.session.context_length)
     if state.open_job_id is not None:
         raise OpenJobExistsError(state.open_job_id, session_id)
     if not body.force:
@@ -138,6 +139,7 @@ def manual_compaction(context: ApiContext, session_id: str, body: CompactIn) -> 
         trigger="manual",
         focus_topic=body.focus_topic,
         force=body.force,
+        target_tokens=body.target_tokens,
     )
     error = _send(context, job.id, session_id=session_id, trigger="manual")
     if error is not None:
@@ -153,6 +155,19 @@ def manual_compaction(context: ApiContext, session_id: str, body: CompactIn) -> 
             extra={"job_id": job.id},
         )
     return job
+
+
+def _check_target(target_tokens: int | None, context_length: int) -> None:
+    """A size asked for fits the session's window: the schema's other bounds, in its words."""
+    if target_tokens is None or target_tokens <= context_length:
+        return
+    msg = f"Input should be less than or equal to {context_length}, the session's context_length"
+    raise ApiProblem(
+        422,
+        "validation-error",
+        f"target_tokens: {msg}",
+        extra={"errors": [{"loc": "target_tokens", "msg": msg}]},
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,6 +21,10 @@ MAX_URL_CHARS = 2_000
 MAX_FOCUS_CHARS = 2_000
 MAX_CONTEXT_LENGTH = 100_000_000
 MAX_PROMPT_TOKENS = 10 * MAX_CONTEXT_LENGTH  # a count past the window is allowed, not an overflow
+# A compacted transcript keeps the system prompt, the latest user message and a summary: a
+# size asked for below this could not hold them. The upper bound is the session's own window
+# (checked with the session, api/ingest.py); MAX_CONTEXT_LENGTH bounds it here.
+MIN_TARGET_TOKENS = 256
 
 _LINE_BREAKS_AND_TABS = frozenset("\t\n\r")
 
@@ -98,6 +102,13 @@ class CompactIn(_Body):
 
     focus_topic: FreeText | None = Field(default=None, max_length=MAX_FOCUS_CHARS)
     force: bool = False
+    target_tokens: int | None = Field(
+        default=None,
+        ge=MIN_TARGET_TOKENS,
+        le=MAX_CONTEXT_LENGTH,
+        description="the size to compact to, in tokens: at most the session's context_length; "
+        "absent: COMPACTION_TARGET_RATIO of the window",
+    )
 
 
 class HygieneOut(BaseModel):
@@ -165,6 +176,9 @@ class JobOut(JobTelemetry):
 
     focus_topic: str | None = None
     force: bool = False
+    target_tokens: int | None = Field(
+        default=None, description="the size a manual compaction asked for; null: none was"
+    )
     upto_seq: int | None = None
     version_after: int | None = None
     callback_status: str | None = Field(default=None, description="retrying, delivered or failed")

@@ -247,8 +247,13 @@ def _abort_lock_lost(
 def compress_claim(rt: Runtime, claim: jobs.JobClaim, *, guard: JobGuard) -> CompactionResult:
     """Run the core on the claimed snapshot."""
     settings = rt.settings
+    target_tokens = claim.target_tokens
+    if target_tokens is not None:  # checked against the window when asked; a PUT may shrink it
+        target_tokens = min(target_tokens, claim.context_length)
     config = CompressConfig(
         context_length=claim.context_length,
+        target_ratio=settings.target_ratio,
+        target_tokens=target_tokens,
         summarizer_context_tokens=settings.summary_context_length,
         min_messages=settings.min_messages,
         ineffective_savings_pct=settings.ineffective_savings_pct,

@@ -68,6 +68,10 @@ class Settings(BaseSettings):
 
     # Hygiene.
     hygiene_threshold: float = Field(default=0.85, gt=0, le=1)
+    # The share of the window a compaction aims for when no size is asked for (the core may
+    # grow it to hold the short things the user said); below the threshold, or the compacted
+    # transcript would queue the next job at once.
+    target_ratio: float = Field(default=0.25, gt=0)
     min_messages: int = Field(default=4, ge=1)
     thrash_strikes: int = Field(default=2, ge=1)
     ineffective_savings_pct: float = Field(default=10.0, ge=0, le=100)
@@ -159,6 +163,16 @@ class Settings(BaseSettings):
                 "COMPACTION_JOB_SOFT_TIME_LIMIT_S must be below COMPACTION_JOB_HARD_TIME_LIMIT_S "
                 f"({self.job_soft_time_limit_s} >= {self.job_hard_time_limit_s}): the job's own "
                 "deadline must come before the worker kills it"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _target_under_threshold(self) -> Settings:
+        if self.target_ratio >= self.hygiene_threshold:
+            raise ValueError(
+                "COMPACTION_TARGET_RATIO must be below COMPACTION_HYGIENE_THRESHOLD "
+                f"({self.target_ratio:g} >= {self.hygiene_threshold:g}): a compacted session "
+                "would be over the threshold again and queue the next compaction at once"
             )
         return self
 

@@ -102,9 +102,17 @@ class AsyncCompactionClient:
         return await self._send(call)
 
     async def compact(
-        self, session_id: str, *, focus_topic: str | None = None, force: bool = False
+        self,
+        session_id: str,
+        *,
+        focus_topic: str | None = None,
+        force: bool = False,
+        target_tokens: int | None = None,
     ) -> CompactAccepted:
-        return await self._send(calls.compact(session_id, focus_topic=focus_topic, force=force))
+        call = calls.compact(
+            session_id, focus_topic=focus_topic, force=force, target_tokens=target_tokens
+        )
+        return await self._send(call)
 
     async def get_session(self, session_id: str) -> Session:
         return await self._send(calls.get_session(session_id))

@@ -198,10 +198,14 @@ def append(
     return Call("POST", path, _hygiene, body, headers, retryable=True)
 
 
-def compact(session_id: str, *, focus_topic: str | None, force: bool) -> Call[CompactAccepted]:
+def compact(
+    session_id: str, *, focus_topic: str | None, force: bool, target_tokens: int | None
+) -> Call[CompactAccepted]:
     body: dict[str, Any] = {"force": force}
     if focus_topic is not None:
         body["focus_topic"] = focus_topic
+    if target_tokens is not None:
+        body["target_tokens"] = target_tokens
     return Call(
         "POST",
         session_path(session_id, "compact"),

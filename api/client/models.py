@@ -75,6 +75,7 @@ class Job:
     # Not in a session's last_job, only in the job's own answer:
     focus_topic: str | None = None
     force: bool = False
+    target_tokens: int | None = None  # the size a manual compaction asked for
     upto_seq: int | None = None
     version_after: int | None = None  # the session version this job wrote
     callback_status: str | None = None

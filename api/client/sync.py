@@ -125,11 +125,21 @@ class CompactionClient:
         return self._send(call)
 
     def compact(
-        self, session_id: str, *, focus_topic: str | None = None, force: bool = False
+        self,
+        session_id: str,
+        *,
+        focus_topic: str | None = None,
+        force: bool = False,
+        target_tokens: int | None = None,
     ) -> CompactAccepted:
         """Queue a manual compaction; ``ConflictError`` (with ``job_id``) when one is open.
-        Sent once: the route takes no Idempotency-Key."""
-        return self._send(calls.compact(session_id, focus_topic=focus_topic, force=force))
+        ``target_tokens``: the size to compact to (256 up to the session's context_length;
+        None: the service's share of the window). Sent once: the route takes no
+        Idempotency-Key."""
+        call = calls.compact(
+            session_id, focus_topic=focus_topic, force=force, target_tokens=target_tokens
+        )
+        return self._send(call)
 
     def get_session(self, session_id: str) -> Session:
         return self._send(calls.get_session(session_id))

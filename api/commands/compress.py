@@ -4,7 +4,8 @@ The file holds a JSON list of OpenAI-format messages, or ``{"messages": [...]}``
 gzip-compressed. The summarizer is the one the settings describe (the LLM when
 ``COMPACTION_LLM_BASE_URL`` is set, else the extractive one), so this runs exactly what a worker
 would, minus the queue and the database. With ``--out`` a one-line summary goes to stderr; a
-result that does not fit the window is still written, with a warning.
+result that does not fit the window, or is larger than ``--target-tokens`` asked for, is still
+written, with a warning.
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"the main model's window in tokens ({DEFAULT_CONTEXT_LENGTH:,})",
     )
+    parser.add_argument(
+        "--target-tokens",
+        type=int,
+        metavar="N",
+        help="the size to compact to, in tokens, at most the context length "
+        "(default: COMPACTION_TARGET_RATIO of it)",
+    )
     parser.add_argument("--focus", metavar="TOPIC", help="favour this topic in the summary")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write the result here")
     parser.add_argument(
@@ -48,8 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         result = compact_file(
-            args.file, context_length=args.context_length, focus=args.focus, model=args.model
-        )
+            args.file, context_length=args.context_length, target_tokens=args.target_tokens,
+            focus=args.focus, model=args.model,
+        )  # fmt: skip
         write_result(result, args.out)
     except UsageError as exc:
         print(f"compaction compress: error: {exc}", file=sys.stderr)
@@ -61,6 +70,12 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"compaction compress: warning: the result ({report['tokens_after']:,} tokens) does "
             f"not fit the {args.context_length:,}-token window: the model cannot take it as it is",
+            file=sys.stderr,
+        )
+    elif args.target_tokens is not None and report["tokens_after"] > args.target_tokens:
+        print(
+            f"compaction compress: warning: the result ({report['tokens_after']:,} tokens) is "
+            f"larger than the {args.target_tokens:,} tokens asked for (--target-tokens)",
             file=sys.stderr,
         )
     return 0
@@ -79,7 +94,12 @@ def summary(report: dict[str, Any]) -> str:
 
 
 def compact_file(
-    path: Path, *, context_length: int, focus: str | None, model: str | None
+    path: Path,
+    *,
+    context_length: int,
+    target_tokens: int | None,
+    focus: str | None,
+    model: str | None,
 ) -> dict[str, Any]:
     """Read, compact and return ``{"messages", "report"}`` for one transcript file."""
     from worker.compressor.compress import compress
@@ -94,6 +114,7 @@ def compact_file(
         raise UsageError(
             f"--context-length must be a positive number of tokens, not {context_length}"
         )
+    check_target(target_tokens, context_length)
     try:
         messages = parse_messages(_messages_of(read_json(path), path))
     except InvalidTranscriptError as exc:
@@ -101,6 +122,8 @@ def compact_file(
     settings = get_settings()
     config = CompressConfig(
         context_length=context_length,
+        target_ratio=settings.target_ratio,
+        target_tokens=target_tokens,
         summarizer_context_tokens=settings.summary_context_length,
         min_messages=settings.min_messages,
         ineffective_savings_pct=settings.ineffective_savings_pct,
@@ -119,6 +142,21 @@ def compact_file(
     finally:
         close_summarizer(summarizer)
     return {"messages": to_wire_list(result.messages), "report": result.report.to_dict()}
+
+
+def check_target(target_tokens: int | None, context_length: int) -> None:
+    """A size asked for is a positive number of tokens within the window."""
+    if target_tokens is None:
+        return
+    if target_tokens < 1:
+        raise UsageError(
+            f"--target-tokens must be a positive number of tokens, not {target_tokens}"
+        )
+    if target_tokens > context_length:
+        raise UsageError(
+            f"--target-tokens must be at most the context length ({context_length:,} tokens), "
+            f"not {target_tokens:,}"
+        )
 
 
 def read_json(path: Path) -> object:

@@ -26,6 +26,7 @@ def job_out(row: JobRow) -> JobOut:
         | {
             "focus_topic": row.focus_topic,
             "force": row.force,
+            "target_tokens": row.target_tokens,
             "upto_seq": row.upto_seq,
             "version_after": row.version_after,
             "callback_status": row.callback_status,

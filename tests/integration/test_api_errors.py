@@ -169,6 +169,18 @@ def test_malformed_requests(limited_api: Api) -> None:
         headers={"content-type": "application/json"},
     )
     assert r.status_code == 400 and "nested too deeply to parse" in r.json()["detail"]
+    # Past Python's limit on an integer's digits the JSON parser refuses the body (it was a 400
+    # no route documented); 4,300 digits are a 422 naming the field and its bound.
+    for digits, detail in [
+        (4_300, "target_tokens: Input should be less than or equal to 100000000"),
+        (5_000, "body: an integer of more than 4300 digits is out of every range"),
+    ]:
+        r = client.post(
+            "/v1/sessions/s1/compact",
+            content=f'{{"target_tokens": {"9" * digits}}}'.encode(),
+            headers={"content-type": "application/json"},
+        )
+        assert (r.status_code, r.json()["detail"]) == (422, detail), r.text
     r = client.put(
         "/v1/sessions/s1",
         json={"model": "m", "context_length": 9, "messages": GOOD},
@@ -468,6 +480,8 @@ COERCED_BODIES: list[tuple[str, str, dict[str, Any], str]] = [
     ("POST", "/v1/sessions/s1/compact", {"force": "yes"}, "force: Input should be a valid boolean"),
     ("POST", "/v1/sessions/s1/compact", {"force": 1}, "force: Input should be a valid boolean"),
     ("POST", "/v1/sessions/s1/compact", {"focus_topic": 5}, "focus_topic: Input should be a valid string"),
+    ("POST", "/v1/sessions/s1/compact", {"target_tokens": "4000"}, "target_tokens: Input should be a valid integer"),
+    ("POST", "/v1/sessions/s1/compact", {"target_tokens": 4000.0}, "target_tokens: Input should be a valid integer"),
 ]  # fmt: skip
 
 

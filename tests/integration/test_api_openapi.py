@@ -135,8 +135,11 @@ def drive_successes(api: Api) -> str:
     assert over.status_code == 202, over.text
     job_id = over.json()["hygiene"]["job_id"]
     assert c.post("/v1/sessions/s2/messages", json=APPEND, headers=AUTH).status_code == 202
-    manual = c.post("/v1/sessions/s1/compact", json={"focus_topic": "db"}, headers=AUTH)
+    sized = {"focus_topic": "db", "target_tokens": 2_000}
+    manual = c.post("/v1/sessions/s1/compact", json=sized, headers=AUTH)
     assert manual.status_code == 202, manual.text
+    shown = c.get(f"/v1/jobs/{manual.json()['job_id']}", headers=AUTH)
+    assert shown.json()["target_tokens"] == 2_000, shown.text
     for path in ("/v1/sessions/s1", "/v1/sessions/s1/messages", "/v1/sessions/s1/archive"):
         assert c.get(path, headers=AUTH).status_code == 200
     assert c.get("/v1/sessions/s1/archive", headers=AUTH).json()["messages"]
@@ -238,6 +241,8 @@ def drive_invalid(api: Api) -> None:
         ("PUT", "/v1/sessions/s1", {"model": "gpt-4", "context_length": 0, "messages": []}),
         ("POST", "/v1/sessions/s1/messages", {}),
         ("POST", "/v1/sessions/s1/compact", {"force": "yes"}),
+        ("POST", "/v1/sessions/s1/compact", {"target_tokens": 255}),
+        ("POST", "/v1/sessions/s1/compact", {"target_tokens": 8_001}),  # over s1's window
     ]
     for method, path, body in bad_bodies:
         assert c.request(method, path, json=body, headers=AUTH).status_code == 422, path
@@ -354,6 +359,17 @@ def test_reads_document_404_503_and_the_etag(api: Api) -> None:
             assert {"ETag", "X-Hygiene-Reason", "Idempotent-Replayed"} <= set(
                 answers[status]["headers"]
             )
+
+
+def test_the_size_a_compaction_asks_for_is_documented(api: Api) -> None:
+    schemas = document_of(api)["components"]["schemas"]
+    asked = schemas["CompactIn"]["properties"]["target_tokens"]
+    integer = next(a for a in asked["anyOf"] if a.get("type") == "integer")
+    assert (integer["minimum"], integer["maximum"]) == (256, 100_000_000)
+    assert {"type": "null"} in asked["anyOf"] and "context_length" in asked["description"]
+    assert "target_tokens" not in schemas["CompactIn"].get("required", [])
+    shown = schemas["JobOut"]["properties"]["target_tokens"]
+    assert {a.get("type") for a in shown["anyOf"]} == {"integer", "null"}
 
 
 def test_job_enums_match_the_store() -> None:

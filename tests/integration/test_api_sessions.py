@@ -263,6 +263,69 @@ def test_manual_compaction_respects_a_cooldown_unless_forced(api: Api) -> None:
     assert api.client.get(f"/v1/jobs/{r.json()['job_id']}").json()["force"] is True
 
 
+def test_a_manual_compaction_can_ask_for_a_size(api: Api) -> None:
+    put(api, "s1", snapshot(3))
+    r = api.client.post("/v1/sessions/s1/compact", json={"target_tokens": 1_000})
+    assert r.status_code == 202, r.text
+    job_id = r.json()["job_id"]
+    job = api.client.get(f"/v1/jobs/{job_id}").json()
+    assert (job["target_tokens"], job["focus_topic"], job["force"]) == (1_000, None, False)
+    listed = api.client.get("/v1/jobs", params={"session_id": "s1"}).json()["jobs"]
+    assert [j["target_tokens"] for j in listed] == [1_000]
+    db = db_of(api)
+    try:  # the job row holds it, and the claim hands it to the worker
+        assert get_job(db, job_id=job_id).target_tokens == 1_000
+        claim = claim_job(db, job_id=job_id)
+        assert claim is not None and claim.target_tokens == 1_000
+    finally:
+        db.dispose()
+    put(api, "s2", snapshot(3))
+    r = api.client.post("/v1/sessions/s2/compact", json={"target_tokens": WINDOW})  # the bound
+    assert r.status_code == 202, r.text
+    put(api, "s3", snapshot(3))
+    unasked = api.client.post("/v1/sessions/s3/compact", json={}).json()["job_id"]
+    assert api.client.get(f"/v1/jobs/{unasked}").json()["target_tokens"] is None
+
+
+@pytest.mark.parametrize(
+    ("target", "detail"),
+    [
+        (255, "target_tokens: Input should be greater than or equal to 256"),
+        (0, "target_tokens: Input should be greater than or equal to 256"),
+        (WINDOW + 1, f"target_tokens: Input should be less than or equal to {WINDOW}, the session's context_length"),
+        (99_999_999, f"target_tokens: Input should be less than or equal to {WINDOW}, the session's context_length"),
+        # Past any window, and past what a 64-bit integer holds: never a database error.
+        (10**30, "target_tokens: Input should be less than or equal to 100000000"),
+        ("2000", "target_tokens: Input should be a valid integer"),
+        (2000.0, "target_tokens: Input should be a valid integer"),
+        (True, "target_tokens: Input should be a valid integer"),
+    ],
+    ids=["255", "0", "window+1", "under-the-maximum", "huge", "string", "float", "bool"],
+)  # fmt: skip
+def test_a_size_outside_the_window_is_refused_and_stores_nothing(
+    api: Api, target: object, detail: str
+) -> None:
+    put(api, "s1", snapshot(3))
+    before = dump(api.settings.database_url)
+    r = api.client.post("/v1/sessions/s1/compact", json={"target_tokens": target})
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["detail"] == detail
+    assert [e["loc"] for e in r.json()["errors"]] == ["target_tokens"]
+    assert dump(api.settings.database_url) == before and api.queued_job_ids() == []
+
+
+def test_a_size_is_checked_before_the_open_job_and_the_guards(api: Api) -> None:
+    put(api, "s1", snapshot(3))
+    assert api.client.post("/v1/sessions/s1/compact", json={}).status_code == 202
+    r = api.client.post("/v1/sessions/s1/compact", json={"target_tokens": WINDOW + 1})
+    assert r.status_code == 422, r.text  # not the 409 of the open job: the request is wrong
+    assert (
+        api.client.post("/v1/sessions/ghost/compact", json={"target_tokens": 300}).status_code
+        == 404
+    )
+
+
 # --- broker down, readiness, metrics -------------------------------------------------------------
 
 

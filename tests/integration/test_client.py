@@ -122,6 +122,16 @@ def test_crossing_the_threshold_opens_a_job_that_a_manual_compaction_names(
     assert waited.value.job.status == "queued"
 
 
+def test_a_manual_compaction_asks_for_a_size_and_the_job_shows_it(queue: CompactionClient) -> None:
+    put_small(queue)
+    with pytest.raises(UnprocessableError, match="the session's context_length") as refused:
+        queue.compact("s1", target_tokens=WINDOW + 1)
+    assert "target_tokens" in refused.value.detail
+    job_id = queue.compact("s1", focus_topic="the tests", target_tokens=1_000).job_id
+    job = queue.get_job(job_id)
+    assert (job.trigger, job.focus_topic, job.target_tokens) == ("manual", "the tests", 1_000)
+
+
 # --- every error class ----------------------------------------------------------------------------
 
 
@@ -342,9 +352,11 @@ def test_the_async_client_raises_every_error_class(settings: Settings) -> None:
             await queue.append("a1", [user("x")], prompt_tokens=-1)
         with pytest.raises(BadRequestError):
             await queue.append("a1", [user("x")], idempotency_key="")  # "" is a key, not none
+        with pytest.raises(UnprocessableError, match="target_tokens"):
+            await queue.compact("a1", target_tokens=255)
         answer = await queue.append("a1", [*make_transcript(2)[1:], user(BIG)])
         with pytest.raises(ConflictError) as conflict:
-            await queue.compact("a1")
+            await queue.compact("a1", target_tokens=1_000)
         assert conflict.value.job_id == answer.hygiene.job_id
 
     run_async(settings, body)

@@ -93,6 +93,29 @@ def test_a_session_over_the_threshold_is_compacted_end_to_end_keeping_later_turn
     assert session["version"] == transcript["version"] and session["compaction_count"] == 1
 
 
+def test_a_manual_compaction_ends_at_or_under_the_size_it_asked_for(
+    stack: httpx.Client, llm: FakeOpenAI
+) -> None:
+    before = sample_messages()  # 15,034 tokens: under the threshold of a 32,000-token window
+    body = {"model": "gpt-4o", "context_length": 32_000, "messages": before}
+    assert (
+        ok(stack.put("/v1/sessions/sized", json=body))["hygiene"]["decision"] == "below_threshold"
+    )
+    too_big = stack.post("/v1/sessions/sized/compact", json={"target_tokens": 32_001})
+    assert too_big.status_code == 422 and "context_length" in too_big.json()["detail"]
+
+    queued = ok(stack.post("/v1/sessions/sized/compact", json={"target_tokens": 6_500}), 202)
+    job = poll_job(stack, queued["job_id"])
+
+    assert job["status"] == "succeeded", job
+    assert (job["trigger"], job["target_tokens"], job["force"]) == ("manual", 6_500, False)
+    assert job["summarizer"] == SUMMARY_MODEL and job["tokens_after"] <= 6_500, job
+    session = ok(stack.get("/v1/sessions/sized"))
+    assert session["tokens"] == job["tokens_after"] and session["compaction_count"] == 1
+    after = ok(stack.get("/v1/sessions/sized/messages"))["messages"]
+    assert check_transcript(before, after) == []
+
+
 def poll_job(client: httpx.Client, job_id: str, timeout_s: float = 90) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

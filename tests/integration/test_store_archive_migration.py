@@ -4,59 +4,19 @@ down and up again work, on SQLite and on PostgreSQL (in a schema of its own)."""
 from __future__ import annotations
 
 import json
-import os
-import time
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from alembic import command
-from sqlalchemy import create_engine, insert, inspect, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import insert, inspect, text
 
-from tests.conftest import POSTGRES_URL_ENV
+from tests.support.migrations import alembic, empty_url
 from worker.store.archive import search_archive
-from worker.store.db import Database, alembic_config, make_engine
+from worker.store.db import Database, make_engine
 from worker.store.models import MessageRow, SessionRow, utcnow
 from worker.store.search_text import parse_query
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database with nothing in it yet."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'old.db'}"
-        return
-    base = os.environ.get(POSTGRES_URL_ENV)
-    if not base:
-        pytest.skip(f"{POSTGRES_URL_ENV} is not set")
-    schema = f"cq_test_{int(time.time())}_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-
-
-def alembic(url: str, verb: str, revision: str) -> None:
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            config = alembic_config(url)
-            config.attributes["connection"] = conn
-            getattr(command, verb)(config, revision)
-            conn.commit()
-    finally:
-        engine.dispose()
+__all__ = ["empty_url"]  # a fixture, imported for pytest
 
 
 TOOL_OUTPUT = json.dumps({"output": 'File "/srv/app/db.py", line 7\nOperationalError: locked'})

@@ -12,14 +12,24 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import insert, inspect, text
 from sqlalchemy.exc import SAWarning
 from sqlalchemy.schema import CreateIndex
 
+from tests.support.migrations import alembic, empty_url
+from worker.store import jobs
 from worker.store.db import Database, make_engine, migrate
-from worker.store.models import SWEEP_UTILIZATION_INDEX, Base, SessionRow, modelled
+from worker.store.models import (
+    SWEEP_UTILIZATION_INDEX,
+    Base,
+    JobRow,
+    SessionRow,
+    modelled,
+    utcnow,
+)
 
 pytestmark = pytest.mark.integration
+__all__ = ["empty_url"]  # a fixture, imported for pytest
 
 
 def test_upgrade_head_matches_the_models(database_url: str) -> None:
@@ -45,7 +55,7 @@ def test_upgrade_head_matches_the_models(database_url: str) -> None:
                     UserWarning,
                 )
                 assert compare_metadata(context, Base.metadata) == []
-            assert context.get_current_revision() == "0005"
+            assert context.get_current_revision() == "0006"
             partial = [
                 i
                 for i in inspect(conn).get_indexes("jobs")
@@ -84,8 +94,63 @@ def test_migrating_again_changes_nothing(database_url: str) -> None:
     try:
         with db.read() as s:
             assert s.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
-                "0005"
+                "0006"
             ]
+    finally:
+        db.dispose()
+
+
+def plant_a_0005_job(url: str) -> None:
+    """A session and a finished manual job, written as a 0005 database held them."""
+    engine = make_engine(url)
+    now = utcnow()
+    try:
+        with engine.begin() as conn:
+            conn.execute(insert(SessionRow.__table__).values(
+                id="old", model="gpt-4", context_length=8000, version=1, rewrite_count=0,
+                next_seq=1, token_total=0, message_count=0, compaction_count=0,
+                ineffective_count=0, created_at=now, updated_at=now, last_activity_at=now,
+            ))  # fmt: skip
+            conn.execute(insert(JobRow.__table__).values(
+                id="old-job", session_id="old", trigger="manual", status="succeeded",
+                focus_topic="db", force=True, attempt=1, enqueued_at=now, finished_at=now,
+                callback_attempts=0,
+            ))  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def job_columns(url: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {c["name"] for c in inspect(conn).get_columns("jobs")}
+    finally:
+        engine.dispose()
+
+
+def test_migration_0006_adds_the_size_asked_for_and_old_jobs_asked_for_none(
+    empty_url: str,
+) -> None:
+    alembic(empty_url, "upgrade", "0005")
+    plant_a_0005_job(empty_url)
+    assert "target_tokens" not in job_columns(empty_url)
+    alembic(empty_url, "upgrade", "head")
+    db = Database(empty_url)
+    try:
+        old = jobs.get_job(db, job_id="old-job")
+        assert (old.target_tokens, old.focus_topic, old.force) == (None, "db", True)
+        asked = jobs.create_job(db, session_id="old", trigger="manual", target_tokens=4_000)
+        assert jobs.get_job(db, job_id=asked.id).target_tokens == 4_000
+    finally:
+        db.dispose()
+    alembic(empty_url, "downgrade", "0005")
+    assert "target_tokens" not in job_columns(empty_url)
+    alembic(empty_url, "upgrade", "head")
+    db = Database(empty_url)
+    try:  # the rows survive the round trip; what was asked goes with the column
+        assert jobs.get_job(db, job_id="old-job").status == "succeeded"
+        assert jobs.get_job(db, job_id=asked.id).target_tokens is None
     finally:
         db.dispose()
 

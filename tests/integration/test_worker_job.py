@@ -37,6 +37,7 @@ from worker.compaction import (
     Decision,
     GuardedSummarizer,
     JobGuard,
+    compress_claim,
     decide,
     give_up_locked,
     run_job,
@@ -92,6 +93,42 @@ def test_a_job_compacts_its_session_and_reports_telemetry(rt: Runtime) -> None:
     assert [m.message for m in archived] == before[: len(archived)]
     assert {m.archived_by_job for m in archived} == {job_id}
     assert sessions.get_session(rt.db, session_id=session_id).compaction_count == 1
+
+
+def test_a_manual_job_compacts_to_the_size_it_asked_for(rt: Runtime) -> None:
+    # The sample (15,034 tokens) in a 32,000-token window: a quarter of it is 8,000.
+    by_share = seed_session(rt.db, context_length=32_000)
+    asked = seed_session(rt.db, context_length=32_000)
+    unasked = run_job(rt, seed_job(rt.db, by_share, trigger="manual"), worker=WORKER)
+    job_id = seed_job(rt.db, asked, trigger="manual", target_tokens=6_500)
+
+    telemetry = run_job(rt, job_id, worker=WORKER)
+
+    assert telemetry["status"] == unasked["status"] == "succeeded", telemetry
+    assert telemetry["tokens_after"] <= 6_500 < unasked["tokens_after"]
+    assert jobs.get_job(rt.db, job_id=job_id).target_tokens == 6_500
+    session = sessions.get_session(rt.db, session_id=asked)
+    assert session.token_total == telemetry["tokens_after"]
+    assert check_transcript(sample_messages(), active(rt, asked)) == []
+
+
+def test_a_size_asked_for_is_kept_within_a_window_that_shrank_since(rt: Runtime) -> None:
+    session_id = seed_session(rt.db, context_length=32_000)
+    job_id = seed_job(rt.db, session_id, trigger="manual", target_tokens=30_000)
+    # A snapshot PUT gives the session a smaller window before a worker claims the job.
+    sessions.put_snapshot(
+        rt.db, session_id=session_id, model="gpt-4o", context_length=16_000,
+        messages=sample_messages(), token_counts=token_counts(sample_messages()),
+    )  # fmt: skip
+    lease = acquire(rt.redis, session_id, ttl_s=30, owner=job_id)
+    claim = jobs.claim_job(rt.db, job_id=job_id)
+    assert claim is not None and claim.target_tokens == 30_000
+
+    guard = JobGuard(lease=lease, deadline=float("inf"))
+    result = compress_claim(rt, claim, guard=guard)
+
+    assert result.report.target_tokens == 16_000  # aimed at the window it runs in
+    assert jobs.get_job(rt.db, job_id=job_id).target_tokens == 30_000  # what was asked
 
 
 def test_tool_arguments_nested_thousands_deep_do_not_fail_the_job(rt: Runtime) -> None:

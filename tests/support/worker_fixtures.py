@@ -62,9 +62,17 @@ def seed_session(
 
 
 def seed_job(
-    db: Database, session_id: str, *, trigger: str = "hygiene", force: bool = False
+    db: Database,
+    session_id: str,
+    *,
+    trigger: str = "hygiene",
+    force: bool = False,
+    target_tokens: int | None = None,
 ) -> str:
-    return jobs.create_job(db, session_id=session_id, trigger=trigger, force=force).id
+    job = jobs.create_job(
+        db, session_id=session_id, trigger=trigger, force=force, target_tokens=target_tokens
+    )
+    return job.id
 
 
 class BlockingSummarizer:

@@ -11,10 +11,17 @@ from typing import Any
 import pytest
 
 from api.cli import main
+from bench.retention.corpus import CORPUS_DIR
+from tests.data import REAL_TRANSCRIPTS_DIR
 from tests.factories import make_transcript
 from tests.support.fake_openai import FakeOpenAI, Reply
 from worker.compressor.messages import parse_messages
 from worker.settings import get_settings
+
+# A real agent session (27,612 tokens) and a long chat of the retention corpus (40,256 tokens),
+# each with a window it fills to 85%, as when hygiene queues its compaction.
+REAL_SESSION = REAL_TRANSCRIPTS_DIR / "deepseek_chat_test_1-100__django__django-11001.json.gz"
+CHAT = CORPUS_DIR / "chat-1.json.gz"
 
 
 @pytest.fixture(autouse=True)
@@ -127,6 +134,75 @@ def test_a_result_larger_than_the_window_comes_with_a_warning(
     assert err.endswith(warning) and err.count("\n") == (2 if to_file else 1)
 
 
+@pytest.mark.parametrize(
+    ("path", "window", "target"),
+    [(REAL_SESSION, 32_500, 6_500), (CHAT, 47_400, 3_000)],
+    ids=["real-session", "chat"],
+)
+def test_a_size_asked_for_is_kept_to(
+    capsys: pytest.CaptureFixture[str], path: Path, window: int, target: int
+) -> None:
+    args = [str(path), "--context-length", str(window)]
+    code, out, err = run_cli(args, capsys)
+    assert (code, err) == (0, "")
+    by_share = json.loads(out)["report"]  # a quarter of the window, or grown to hold what was said
+    code, out, err = run_cli([*args, "--target-tokens", str(target)], capsys)
+    assert (code, err) == (0, "")
+    result = json.loads(out)
+    report = result["report"]
+    assert report["target_tokens"] == target and report["noop_reason"] is None
+    assert report["tokens_after"] <= target < by_share["tokens_after"]
+    parse_messages(result["messages"])
+
+
+def test_a_result_larger_than_the_size_asked_for_comes_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wire = make_transcript(turns=6)
+    wire.append({"role": "user", "content": "word " * 3000})  # kept verbatim: the latest turn
+    args = [str(write(tmp_path, wire)), "--context-length", "8000", "--target-tokens", "1000"]
+    code, out, err = run_cli(args, capsys)
+    tokens = json.loads(out)["report"]["tokens_after"]
+    assert code == 0 and 1000 < tokens <= 8000
+    assert err == (
+        f"compaction compress: warning: the result ({tokens:,} tokens) is larger than the "
+        "1,000 tokens asked for (--target-tokens)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        (["--target-tokens", "0"], "--target-tokens must be a positive number of tokens, not 0"),
+        (["--target-tokens", "-5"], "--target-tokens must be a positive number of tokens, not -5"),
+        # Over the default window (128,000), and over the one given.
+        (["--target-tokens", "128001"], "--target-tokens must be at most the context length (128,000 tokens), not 128,001"),
+        (["--context-length", "8000", "--target-tokens", "8001"], "--target-tokens must be at most the context length (8,000 tokens), not 8,001"),
+        (["--target-tokens", str(10**30)], f"--target-tokens must be at most the context length (128,000 tokens), not {10**30:,}"),
+    ],
+)  # fmt: skip
+def test_a_bad_target_size_is_one_line_and_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], problem: str
+) -> None:
+    code, out, err = run_cli([str(write(tmp_path, make_transcript(20))), *extra], capsys)
+    assert (code, out, err.count("\n")) == (2, "", 1), err
+    assert err == f"compaction compress: error: {problem}\n"
+
+
+@pytest.mark.parametrize("value", ["many", "2.5", "4e3", ""])
+def test_a_target_size_that_is_no_integer_is_refused_by_the_parser(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    path = str(write(tmp_path, make_transcript(20)))
+    with pytest.raises(SystemExit) as exited:  # argparse's own refusal, as for --context-length
+        run_cli([path, "--target-tokens", value], capsys)
+    assert exited.value.code == 2
+    _, err = capsys.readouterr()
+    assert err.splitlines()[-1] == (
+        f"compaction compress: error: argument --target-tokens: invalid int value: '{value}'"
+    )
+
+
 def test_uses_the_llm_the_settings_describe(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -227,6 +303,11 @@ def test_a_bad_setting_is_named_in_one_line_with_exit_code_2(
         # No summarizer call could hold the prompt and the answer's room.
         ({"COMPACTION_SUMMARY_CONTEXT_LENGTH": "0"}, "COMPACTION_SUMMARY_CONTEXT_LENGTH: Input should be greater than or equal to 4096"),
         ({"COMPACTION_HYGIENE_THRESHOLD": "85"}, "COMPACTION_HYGIENE_THRESHOLD: Input should be less than or equal to 1"),
+        ({"COMPACTION_TARGET_RATIO": "0"}, "COMPACTION_TARGET_RATIO: Input should be greater than 0"),
+        ({"COMPACTION_TARGET_RATIO": "a quarter"}, "COMPACTION_TARGET_RATIO: Input should be a valid number"),
+        # A compacted session would be over the threshold again: the next job at once.
+        ({"COMPACTION_TARGET_RATIO": "0.85"}, "COMPACTION_TARGET_RATIO must be below COMPACTION_HYGIENE_THRESHOLD (0.85 >= 0.85)"),
+        ({"COMPACTION_TARGET_RATIO": "0.3", "COMPACTION_HYGIENE_THRESHOLD": "0.25"}, "COMPACTION_TARGET_RATIO must be below COMPACTION_HYGIENE_THRESHOLD (0.3 >= 0.25)"),
         ({"COMPACTION_WORKER_CONCURRENCY": "0"}, "COMPACTION_WORKER_CONCURRENCY: Input should be greater than or equal to 1"),
         ({"COMPACTION_COOLDOWN_TIMEOUT_LADDER_S": "[]"}, "COMPACTION_COOLDOWN_TIMEOUT_LADDER_S: List should have at least 1 item"),
         ({"COMPACTION_JOB_SOFT_TIME_LIMIT_S": "900"}, "COMPACTION_JOB_SOFT_TIME_LIMIT_S must be below COMPACTION_JOB_HARD_TIME_LIMIT_S (900 >= 900)"),

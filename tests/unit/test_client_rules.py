@@ -61,8 +61,11 @@ def test_retries_are_bounded_and_retry_after_is_capped() -> None:
 
 
 def test_a_manual_compaction_has_no_key_and_is_never_retried() -> None:
-    call = calls.compact("s1", focus_topic=None, force=False)
+    call = calls.compact("s1", focus_topic=None, force=False, target_tokens=None)
     assert not call.retryable and "Idempotency-Key" not in call.headers
+    assert call.json == {"force": False}  # what was not asked for is not sent
+    sized = calls.compact("s1", focus_topic=None, force=True, target_tokens=4_000)
+    assert sized.json == {"force": True, "target_tokens": 4_000}
     assert calls.retry_wait(calls.RetryPolicy(), call, 1, None) is None
     assert calls.retry_wait(calls.RetryPolicy(), call, 1, answer(503, {})) is None
 

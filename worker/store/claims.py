@@ -47,6 +47,7 @@ class JobClaim:
     trigger: str
     force: bool
     focus_topic: str | None
+    target_tokens: int | None  # the size a manual compaction asked for
     model: str
     context_length: int
     upto_seq: int  # 0 when the session had no active message
@@ -112,6 +113,7 @@ def _read(s: Session, job_id: str, *, lock: bool = False) -> _Read | None:
         trigger=job.trigger,
         force=job.force,
         focus_topic=job.focus_topic,
+        target_tokens=job.target_tokens,
         model=session.model,
         context_length=session.context_length,
         upto_seq=seqs[-1] if seqs else 0,

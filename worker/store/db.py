@@ -253,10 +253,15 @@ def migrate(url: str) -> None:
     engine = make_engine(url)
     try:
         # BEGIN IMMEDIATE on SQLite: a second migrator waits, then finds the schema current.
-        with engine.connect().execution_options(**{_IMMEDIATE: True}) as connection:
+        # Every migration runs in this one transaction: left to itself, alembic commits after
+        # each migration on SQLite (it takes its DDL for non-transactional), and a second
+        # migrator that got the lock in between ran the next migration twice.
+        with (
+            engine.connect().execution_options(**{_IMMEDIATE: True}) as connection,
+            connection.begin(),
+        ):
             config = alembic_config(url)
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
-            connection.commit()
     finally:
         engine.dispose()

@@ -103,13 +103,14 @@ def create_job(
     trigger: str,
     focus_topic: str | None = None,
     force: bool = False,
+    target_tokens: int | None = None,
 ) -> JobRow:
     """A queued job; ``OpenJobExistsError`` when the session already has one open."""
     with db.write() as s:
         if s.get(SessionRow, session_id) is None:
             raise SessionNotFoundError(session_id)
         return add_job(s, session_id=session_id, trigger=trigger, focus_topic=focus_topic,
-                       force=force)  # fmt: skip
+                       force=force, target_tokens=target_tokens)  # fmt: skip
 
 
 def add_job(
@@ -119,11 +120,13 @@ def add_job(
     trigger: str,
     focus_topic: str | None = None,
     force: bool = False,
+    target_tokens: int | None = None,
 ) -> JobRow:
     """``create_job`` inside the caller's transaction: a refusal leaves that transaction usable.
 
     The focus topic is stored redacted: the job's telemetry shows it and the summarizer reads
-    it, so a secret pasted into it must reach neither.
+    it, so a secret pasted into it must reach neither. ``target_tokens`` is the size asked for
+    (the API checked it against the session's window); None: a share of the window.
     """
     if trigger not in JOB_TRIGGERS:
         raise ValueError(f"trigger must be one of {', '.join(JOB_TRIGGERS)}, got {trigger!r}")
@@ -139,6 +142,7 @@ def add_job(
         status="queued",
         focus_topic=focus_topic,
         force=force,
+        target_tokens=target_tokens,
         attempt=0,
         enqueued_at=utcnow(),
         callback_attempts=0,

@@ -202,6 +202,7 @@ class JobRow(Base):
     skip_reason: Mapped[str | None] = mapped_column(String(64), nullable=True)
     focus_topic: Mapped[str | None] = mapped_column(Text, nullable=True)
     force: Mapped[bool] = mapped_column(Boolean, default=False)
+    target_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)  # asked; else null
     attempt: Mapped[int] = mapped_column(Integer, default=0)
     upto_seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     snapshot_rewrite_count: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
