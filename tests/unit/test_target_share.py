@@ -14,6 +14,7 @@ import pytest
 from bench.ours import BENCH_TODAY
 from bench.retention import corpus
 from bench.retention.run import HYGIENE_THRESHOLD, MODEL, PoorSummarizer
+from tests.data import real_transcripts
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.extractive import ExtractiveSummarizer
@@ -108,3 +109,17 @@ def test_a_ledger_of_latin_text_fills_the_room_it_is_given() -> None:
     )
     target = result.report.target_tokens
     assert 0.95 * target <= result.report.tokens_after <= target
+
+
+def test_a_size_under_the_usual_tail_is_kept_to_on_an_agent_session() -> None:
+    """The verbatim tail of tool use gives way to a size asked for: 4,000 tokens of a 32,000
+    window (whose usual tail budget is 3,200 tokens, and up to 4,800 for one large message)."""
+    counter = counter_for_model("gpt-4o")
+    name, wire = next((n, w) for n, w in real_transcripts() if n.endswith("django__django-14752"))
+    msgs = parse_messages(list(wire))
+    config = CompressConfig(context_length=32_000, target_tokens=4_000)
+    result = compress(
+        msgs, config=config, summarizer=ExtractiveSummarizer(), counter=counter, today=BENCH_TODAY
+    )
+    assert result.report.tokens_before > 12_000, name
+    assert 0.9 * 4_000 <= result.report.tokens_after <= 4_000

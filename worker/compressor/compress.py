@@ -361,7 +361,8 @@ def _counts(
 def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Split, Placement]:
     """The split, and where the summary goes; the head gives up messages when no role fits.
 
-    A tail of conversation (no tool use in it) gives way to what the user said: when quoting
+    Under a size asked for, the tail takes at most ``_ASKED_TAIL_SHARE`` of it. A tail of
+    conversation (no tool use in it) gives way to what the user said: when quoting
     the short things said after the head would not leave the tail its budget under the target
     (a chat in a small window), the tail keeps only the room they leave, and when they do not
     fit at all, a head of conversation keeps only the system prompt. A tail of tool use stays:
@@ -369,7 +370,10 @@ def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Sp
     msgs, counts, config = start.msgs, start.counts, start.config
     protect = config.protect_first_n if first_pass else 0
     tail_tokens = config.tail_budget_tokens
-    budget = Budget(tail_tokens, config.tail_soft_ceiling, config.min_tail_messages)
+    ceiling = config.tail_soft_ceiling
+    if start.asked:  # a size asked for: the tail takes at most its share of it, tool use or not
+        tail_tokens, ceiling = min(tail_tokens, int(config.target * _ASKED_TAIL_SHARE)), 1.0
+    budget = Budget(tail_tokens, ceiling, config.min_tail_messages)
     split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
     if not _uses_tools(msgs[split.tail_start :]):
         room = config.target - sum(counts[: split.head_end]) - _around_tokens(start, counter)
@@ -378,7 +382,7 @@ def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Sp
             # The protected first turns of a conversation give way too.
             if protect and left < 0 and not _uses_tools(msgs[: split.head_end]):
                 protect = 0
-            budget = Budget(max(0, left), config.tail_soft_ceiling, config.min_tail_messages)
+            budget = Budget(max(0, left), ceiling, config.min_tail_messages)
             split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
     anchors = {latest_real(msgs, "user"), latest_real(msgs, "assistant")}
     while split.head_end < split.tail_start:
@@ -456,6 +460,7 @@ def _quoted_lines(body: str) -> list[str]:
 
 
 _SHORT_SAID_CHARS = 600
+_ASKED_TAIL_SHARE = 0.4  # of a size asked for, what the verbatim tail may take
 _QUOTE_TOKENS = 4  # a bullet, quote marks, a note
 _SUMMARY_SKELETON_TOKENS = 150  # the headings and notes of a rule-based summary
 

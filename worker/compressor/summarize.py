@@ -124,7 +124,9 @@ def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: F
     if isinstance(outcome, SummaryResponse):
         limit = request.rule_based_tokens
         tokens = job.counter.count_text(outcome.text)
-        if tokens > limit:
+        if limit <= 0:
+            pass  # no room at all: the least it wrote stands (the target is missed, and said)
+        elif tokens > limit:
             outcome = _smaller(job, request, limit, tokens, folded)
         elif tokens < limit * _RULE_BASED_UNDER and _LEFT_OUT in outcome.text:
             outcome = _larger(job, request, outcome, limit, tokens, folded)
