@@ -288,7 +288,7 @@ def _user_entries(ranked: salience.Ranked) -> list[Entry]:
     its family adds: how often, the values it superseded, or that it was superseded); of a
     long message its opening sentence and its most salient ones."""
     rank = _user_rank(ranked)
-    stripped = ranked.text.strip()
+    stripped = ranked.text
     if len(stripped) <= _QUOTE_CHARS:
         needle = quote(stripped, _QUOTE_CHARS)
         return [_said(ranked.render(_QUOTE_CHARS), needle, ranked, rank)]

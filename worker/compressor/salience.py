@@ -1020,12 +1020,16 @@ def said_in(summary: str) -> list[str]:
 
 def carry_over(said: Sequence[Ranked], *, most_chars: float) -> str:
     """The user's statements (``user_statements``) an LLM summary must keep, one quote a line,
-    in order: the most salient first while they fit ``most_chars``; never one superseded, nor
-    one that says next to nothing."""
+    in order: the most salient short ones first while they fit ``most_chars``; never one
+    superseded, nor one that says next to nothing."""
     lines: list[tuple[int, str]] = []
     used = 0
     for r in sorted(said, key=lambda r: -r.score):
         if r.superseded or r.score < LOW:
+            continue
+        if len(r.text) > _CARRY_QUOTE_CHARS:
+            continue  # a long message (a task, a paste) is in the turns, and Active Task's
+        if used + len(r.text) > most_chars:
             continue
         line = f"- {r.render(_CARRY_QUOTE_CHARS)}"
         if used + len(line) + 1 <= most_chars:
@@ -1047,6 +1051,7 @@ def excerpt(text: str, limit: int) -> str:
     return " … ".join(quote(parts[i], max(limit // 3, 120)) for i in chosen)
 
 
+@lru_cache(maxsize=256)
 def sentences_of(text: str) -> tuple[str, ...]:
     """The sentences a long message is quoted from: those of its first ``_EXCERPT_FROM``
     characters, and its last one."""

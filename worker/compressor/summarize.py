@@ -101,13 +101,14 @@ def summarize_turns(turns: Sequence[Turn], *, previous: str | None, job: Job) ->
     if not job.summarizer.is_llm:
         return _rule_based(turns, previous, job, folded)
     ranked = job.said if job.said is not None else user_statements(job.prose.asks)
-    said = carry_over(ranked, most_chars=_CARRY_SHARE * job.budget_tokens)
+    said = carry_over(ranked, most_chars=min(_CARRY_SHARE * job.budget_tokens, _CARRY_MOST_CHARS))
     return _fold(_Serialized.of(turns, job), previous, replace(job, user_said=said), folded)
 
 
 # The user's statements listed for an LLM take at most this many characters per token of the
 # summary it is asked for (about a third of it): room for the rest of the summary stays.
 _CARRY_SHARE = 1.2
+_CARRY_MOST_CHARS = 6_000  # (about 1,500 tokens: what every call of a fold pays again)
 
 
 def _rule_based(turns: Sequence[Turn], previous: str | None, job: Job, folded: Folded) -> Folded:
