@@ -98,11 +98,11 @@ class Ledger:
         """How many entries found did not fit the budget (a URL or an id that a kept entry
         quotes is not left out)."""
         kept = set(self.entries)
-        texts = [e.text for e in self.entries]
+        quoted = "\n".join(e.text for e in self.entries)
         return sum(
             1
             for e, _ in self.candidates
-            if e not in kept and not (e.kind in _SUBSUMED and any(e.text in t for t in texts))
+            if e not in kept and not (e.kind in _SUBSUMED and e.text in quoted)
         )
 
     def refit(self, budget_bytes: int) -> Ledger:
@@ -295,7 +295,7 @@ def _user_entries(ranked: salience.Ranked) -> list[Entry]:
     # A long message (a pasted task, a log) is the summary's to condense: the ledger keeps its
     # opening sentence and its most salient ones.
     parts = salience.sentences_of(stripped)
-    chosen = salience.salient_sentences(parts, _LONG_QUOTE_CHARS) if parts else ()
+    chosen = salience.salient_sentences(stripped, _LONG_QUOTE_CHARS) if parts else ()
     out = []
     for k, i in enumerate(chosen):
         if k and i == len(parts) - 1 and len(chosen) > 1:
@@ -386,12 +386,18 @@ def _fit(costed: Sequence[tuple[Entry, int]], budget_bytes: int) -> tuple[Entry,
     rendering order."""
     used = size(_section(()))
     kept: list[Entry] = []
+    quoted: list[str] = []  # the kept entries' texts, joined when a URL or an id asks
+    joined, joined_upto = "", 0
     for entry, cost in costed:
         if used + cost > budget_bytes:
             continue
-        if entry.kind in _SUBSUMED and cost and any(entry.text in k.text for k in kept):
-            continue  # a URL or an id a kept entry quotes already
+        if entry.kind in _SUBSUMED and cost:
+            if joined_upto < len(quoted):
+                joined, joined_upto = "\n".join(quoted), len(quoted)
+            if entry.text in joined:
+                continue  # a URL or an id a kept entry quotes already
         kept.append(entry)
+        quoted.append(entry.text)
         used += cost
     return tuple(sorted(kept, key=lambda e: (KINDS.index(e.kind), e.order)))
 

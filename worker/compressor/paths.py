@@ -243,13 +243,32 @@ def _tokens_across_lines(lines: list[str], at: int) -> list[str] | None:
     a later line (``str_replace_editor create x.py --file_text 'import os`` and the file's
     lines after it); None when no line within reach closes it."""
     text = lines[at]
+    closing = _open_quote(text)
+    pieces = [text]
     for line in lines[at + 1 : at + 1 + _MAX_QUOTED_LINES]:
-        text = f"{text}\n{line}"
-        if "'" in line or '"' in line:  # only a quote can close the string
-            tokens = shell_tokens(text)
+        pieces.append(line)
+        if any(q in line for q in closing):  # only the quote left open can close the string
+            tokens = shell_tokens("\n".join(pieces))
             if tokens is not None:
                 return tokens
     return None
+
+
+def _open_quote(line: str) -> str:
+    """The quote mark a shell line leaves open at its end (either, when it cannot tell)."""
+    quote = ""
+    escaped = False
+    for c in line:
+        if escaped:
+            escaped = False
+        elif c == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+    return quote or "'\""
 
 
 _PLAIN_TOKEN = re.compile(r"[();<>|&]+|[^ \t\r\n();<>|&]+")

@@ -362,9 +362,14 @@ _CLAUSE_MARKS = ",;:.!\n\uff0c\u3001\u3002\uff01\uff1b"  # and their CJK forms
 def thanks(text: str) -> bool:
     """A user's short thank-you with a few words more ("¡Gracias, eso me sirve!", "Merci, ça
     marche !"): an acknowledgement in any language, where word counts differ."""
+    if len(text) > _THANKS_MOST_CHARS:
+        return False
     stripped = text.strip()
     short = len(stripped) <= (12 if cues.is_cjk(stripped) else 48)
     return short and stripped.lower().lstrip("¡!¿?. ").startswith(_THANKS)
+
+
+_THANKS_MOST_CHARS = 200  # (with white space around the 48 it may have)
 
 
 # A thank-you, in the languages the cue lists cover.

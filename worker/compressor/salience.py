@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -71,13 +72,13 @@ def tokens(text: str) -> list[Token]:
     # A capital opening a sentence, or after a determiner (German capitalises every noun:
     # "die Übergabe"), makes no name.
     plain = True
-    ascii_only = text.isascii()
+    no_cjk = not cues.is_cjk(text)
     for raw in text.split():
         word = raw.strip(_EDGE_PUNCT)
         if word.endswith(("'s", "\u2019s")):
             word = word[:-2]
         if word and (len(word) > 1 or word.isdigit()):
-            if not ascii_only and cues.is_cjk(word):
+            if not no_cjk and cues.is_cjk(word):
                 out += _cjk_tokens(word)
             else:
                 out.append(Token(word.lower(), _shape(word, plain), word))
@@ -271,6 +272,7 @@ ADDRESS: tuple[str, ...] = (
     "あなた ください お願い",
 )
 # A negation opening a sentence prohibits ("No peanuts at the counter", "Not JavaScript").
+_NEGATION_READ_CHARS = 400
 _NEGATION_WORDS = (
     "no not none nothing ningún ninguna não nenhum pas aucun aucune kein keine nicht non не нет"
 )
@@ -304,15 +306,13 @@ _TEMPLATE_PENALTY = 0.75
 
 def directive_kinds(text: str) -> int:
     """How many kinds of directive (obligation, prohibition, exclusivity, limit, preference;
-    a condition beside one of them) ``text`` holds."""
-    kinds = _kinds(text)
+    a condition beside one of them) ``text`` holds. (A condition alone, "if anyone wants to
+    pair", is half a rule at most: it adds to a statement's score, not to its kinds.)"""
+    return _directives(_kinds(text))
+
+
+def _directives(kinds: set[str]) -> int:
     return len(kinds) if kinds != {"condition"} else 0
-
-
-def _conditional(text: str) -> bool:
-    """``text`` sets a condition and nothing else a directive has ("if anyone wants to pair"):
-    half a rule at most."""
-    return _kinds(text) == {"condition"}
 
 
 def _kinds(text: str) -> set[str]:
@@ -325,7 +325,8 @@ def _kinds(text: str) -> set[str]:
 
 
 def _opens_with_negation(lowered: str) -> bool:
-    for _, sentence in cues.sentences(lowered):
+    """A sentence of ``lowered`` (of its first few hundred characters) opens with a negation."""
+    for _, sentence in cues.sentences(lowered[:_NEGATION_READ_CHARS]):
         first = sentence.split(maxsplit=1)[:1]
         if first and first[0].strip(_EDGE_PUNCT) in _OPENING_NEGATIONS:
             return True
@@ -533,7 +534,8 @@ def _templated(toks: Sequence[list[Token]], groups: list[list[int]]) -> dict[int
     shapes) that other statements use too: a bot's and a status line's template, said with
     other words and values each time ("[ci] Build #2815 timed out on main", "[ci] Build #7728
     is green again on feat/x"), where a rule or a fact is put in words of its own."""
-    pairs_of = [_pairs(toks[g[-1]]) for g in groups]
+    # (A long message, a task or a paste, is no template's line: its pairs are not read.)
+    pairs_of = [_pairs(toks[g[-1]]) if len(toks[g[-1]]) <= _MAX_FRAME else set() for g in groups]
     df: dict[tuple[str, str], int] = {}
     for pairs in pairs_of:
         for pair in pairs:
@@ -604,7 +606,7 @@ def _ranked_family(
                 said[last].at,
                 said[last].text,
                 min(score, top) * _SUPERSEDED_FACTOR if superseded else score,
-                0 if said[last].question else directive_kinds(said[last].text),
+                0 if said[last].question else directive_kinds(said[last].text[:_SCORED_CHARS]),
                 times,
                 earlier,
                 table=table,
@@ -691,14 +693,17 @@ def _score(
     # Said twice with a new value, it is an update.
     if times > 2 or (times > 1 and not changed):
         content /= 1.0 + math.log2(times - 1 if changed else times)
-    # A question that uses a directive's words ("what should we see?") sets no rule.
-    directive = 0 if said.question else min(directive_kinds(said.text), 2)
-    score = content + _DIRECTIVE_WEIGHT * directive
-    if addressed(said.text):
+    # A question that uses a directive's words ("what should we see?") sets no rule. A long
+    # message is weighed by its opening, as its tokens were.
+    opening = said.text[:_SCORED_CHARS]
+    kinds = _kinds(opening)
+    directive = 0 if said.question else _directives(kinds)
+    score = content + _DIRECTIVE_WEIGHT * min(directive, 2)
+    if addressed(opening):
         score += _ADDRESS_WEIGHT
-    if _PLAN_CUE.search(said.text):
+    if _PLAN_CUE.search(opening):
         score += _PLAN_WEIGHT
-    if not said.question and _conditional(said.text):
+    if not said.question and kinds == {"condition"}:
         score += _CONDITION_WEIGHT
     score = score * _QUESTION_FACTOR if said.question else score
     if _BOT_TAG.match(said.text):
@@ -880,7 +885,9 @@ def _same_subject(said: Sequence[Statement], toks: Sequence[list[Token]]) -> lis
     a paste) is no update of another."""
     stems = [
         {_stem_of(t.norm) for t in ts if len(t.norm) > 2 and t.norm not in _FORM_WORDS}
-        for ts in toks
+        if len(said[i].text) <= _UPDATE_CHARS
+        else set()  # a long message states no one value: its words are not read
+        for i, ts in enumerate(toks)
     ]
     stems_df: dict[str, int] = {}
     for own in stems:
@@ -1047,18 +1054,23 @@ def excerpt(text: str, limit: int) -> str:
     parts = sentences_of(text)
     if len(parts) <= 2:
         return quote(text, limit)
-    chosen = salient_sentences(parts, limit)
+    chosen = salient_sentences(text, limit)
     return " … ".join(quote(parts[i], max(limit // 3, 120)) for i in chosen)
 
 
-@lru_cache(maxsize=256)
 def sentences_of(text: str) -> tuple[str, ...]:
     """The sentences a long message is quoted from: those of its first ``_EXCERPT_FROM``
     characters, and its last one."""
-    parts = [s for _, s in cues.sentences(text[:_EXCERPT_FROM])]
+    return tuple(sentence for _, sentence in _spans_of(text))
+
+
+@lru_cache(maxsize=256)
+def _spans_of(text: str) -> tuple[tuple[int, str], ...]:
+    """(offset, sentence) of ``sentences_of(text)``; the last one's offset is -1."""
+    parts = list(cues.sentences(text[:_EXCERPT_FROM]))
     if len(text) > _EXCERPT_FROM:
         last = [s for _, s in cues.sentences(text[-_LAST_CHARS:])][-1:]
-        parts += [s for s in last if s not in parts[-1:]]
+        parts += [(-1, s) for s in last if not parts or s != parts[-1][1]]
     return tuple(parts)
 
 
@@ -1067,27 +1079,44 @@ _LAST_CHARS = 400
 
 
 @lru_cache(maxsize=256)
-def salient_sentences(parts: tuple[str, ...], limit: int) -> tuple[int, ...]:
-    """Of a long message's sentences, in order: the first, the last, and the most salient
-    others while they fit ``limit`` characters in all. A sentence is weighed as a statement
-    is, by its signals alone (it is one of many in one message, read once): its shaped
-    tokens and words of a name (``_HINT``), and its directives."""
+def salient_sentences(text: str, limit: int) -> tuple[int, ...]:
+    """Of a long message's sentences (``sentences_of``), in order: the first, the last, and
+    the most salient others while they fit ``limit`` characters in all. A sentence is weighed
+    by its signals alone (it is one of many in one message, read once): its shaped tokens and
+    words of a name (``_HINT``), and the kinds of directive it holds, both found in one pass
+    over the message."""
+    spans = _spans_of(text)
+    parts = [sentence for _, sentence in spans]
     chosen = {0, len(parts) - 1}
     used = len(parts[0]) + len(parts[-1])
-    scores = {i: _sentence_weight(p) for i, p in enumerate(parts) if i not in chosen}
-    for i in sorted((i for i in scores if scores[i] > 0), key=lambda i: -scores[i]):
-        if used + len(parts[i]) <= limit:
+    weights = _weights(text[:_EXCERPT_FROM], spans)
+    for i in sorted((i for i, w in enumerate(weights) if w > 0), key=lambda i: -weights[i]):
+        if i not in chosen and used + len(parts[i]) <= limit:
             chosen.add(i)
             used += len(parts[i])
     return tuple(sorted(chosen))
 
 
-def _sentence_weight(sentence: str) -> float:
-    hints = len(_HINT.findall(sentence))
-    directive = (
-        min(directive_kinds(sentence), 2) if hints or _DIRECTIVE_CUES.any_in(sentence) else 0
-    )
-    return min(hints, 4) + _DIRECTIVE_WEIGHT * directive
+def _weights(head: str, spans: Sequence[tuple[int, str]]) -> list[float]:
+    """Each sentence's weight: its hints (at most four) and its kinds of directive (at most
+    two), counted from one scan of ``head`` each."""
+    hints = [m.start() for m in _HINT.finditer(head)]
+    found = _DIRECTIVE_CUES.scan(head.lower())
+    out: list[float] = []
+    for at, sentence in spans:
+        if at < 0:
+            out.append(0.0)
+            continue
+        end = at + len(sentence)
+        hinted = bisect_left(hints, end) - bisect_left(hints, at)
+        kinds = sum(1 for offsets in found.values() if _any_within(offsets, at, end))
+        out.append(min(hinted, 4) + _DIRECTIVE_WEIGHT * min(kinds, 2))
+    return out
+
+
+def _any_within(offsets: Sequence[int], start: int, end: int) -> bool:
+    i = bisect_left(offsets, start)
+    return i < len(offsets) and offsets[i] < end
 
 
 # What a shaped token shows: digits, a path's or an address's mark, a capital inside a sentence.

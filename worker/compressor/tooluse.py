@@ -81,8 +81,10 @@ class ToolUse(NamedTuple):  # two per call are built while reading: a tuple is c
         matches": grep, rg and ``git grep`` exiting 1; "they differ": diff; "false": test)."""
         if self.facts.kind != "shell" or not self.facts.command or self.result is None:
             return None
-        silent = not self.result.body.strip()
-        return reply_of(self.facts.command, self.result.exit_code, silent=silent)
+        body = self.result.body
+        return reply_of(
+            self.facts.command, self.result.exit_code, silent=not body or body.isspace()
+        )
 
     @property
     def first_error(self) -> str | None:

@@ -85,7 +85,7 @@ def tool_names(msgs: Iterable[Message]) -> frozenset[str]:
 
 
 def _envelope(text: str) -> bool:
-    if _WHOLE_TAG.fullmatch(text):
+    if text.endswith(">") and "</" in text and _WHOLE_TAG.fullmatch(text):
         return True
     if _BRACKET_NOTE.fullmatch(text):
         return True
