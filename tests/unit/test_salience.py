@@ -124,6 +124,13 @@ def test_an_acknowledgement_in_any_language_says_nothing(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text", ["Super, danke dir.", "thanks so much!", "Muchas gracias", "Merci beaucoup"]
+)
+def test_a_thank_you_with_its_intensifier_says_nothing(text: str) -> None:
+    assert salience.idle(text)
+
+
+@pytest.mark.parametrize(
     "text", ["Write the fixtures.", "Use yarn.", "no me llames antes de las 9"]
 )
 def test_a_short_request_is_no_acknowledgement(text: str) -> None:
@@ -149,6 +156,26 @@ def test_a_number_alone_is_no_fact() -> None:
     fact = "The staging API base URL is https://qmsbp.internal/v2."
     scores = by_text(ranked(chatter, fact))
     assert scores[fact].score > scores[chatter].score
+
+
+def test_a_long_run_of_digits_is_an_identifier_and_a_short_one_a_quantity() -> None:
+    shapes = {t.text: t.shape for t in salience.tokens("reference 9055562979, 14 items, 250000")}
+    assert shapes["9055562979"] == salience.CODE
+    assert shapes["14"] == shapes["250000"] == salience.NUMBER
+    (ref,) = ranked("For the letter: the council tax reference is 9055562979.")
+    (count,) = ranked("For the letter: the council tax reference is 14.")
+    assert ref.score > count.score
+
+
+def test_what_matters_is_a_rule_or_a_statement_with_something_of_its_own() -> None:
+    rule = "Sundays are family time, don't put errands on a Sunday."
+    fact = "By the way, the wedding is on Saturday the 21th at 11:00 at Hartwell House."
+    chatter = "What do you think about the weather this week?"
+    out = by_text(user_ranked([rule, fact, chatter, "ok thanks"]))
+    assert out[rule].matters and out[fact].matters
+    assert not out[chatter].matters and not out["ok thanks"].matters
+    old, new = ranked("Budget cap is $300 total.", "Budget cap is $700 total.")
+    assert new.matters and not old.matters  # superseded
 
 
 def test_an_acknowledgement_scores_nothing() -> None:
@@ -197,6 +224,32 @@ def test_two_things_that_share_an_opener_are_not_one_subject() -> None:
         "Small thing: send it as a checklist I can tick off.",
     )
     assert not any(r.superseded for r in out)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("My sister's flight lands at 14:05.", "My brother's flight lands at 16:30."),
+        ("The staging database is db-staging-3.", "The production database is db-prod-7."),
+        ("Le vol de ma sœur arrive à 14:05.", "Le vol de mon frère arrive à 16:30."),
+        (
+            "Note: the blue locker is on the third floor, code 1009B.",
+            "Note: the red locker is on the fifth floor, code 1012B.",
+        ),
+    ],
+)
+def test_one_word_told_apart_by_another_is_two_subjects(first: str, second: str) -> None:
+    """A word each names with a word of its own in front of it (or after a genitive's link) is
+    two things, each with its value: neither replaces the other."""
+    assert not any(r.superseded for r in ranked(first, second))
+
+
+def test_the_same_thing_told_again_with_another_value_is_an_update() -> None:
+    old, new = ranked(
+        "The staging database is db-staging-3.",
+        "Actually the staging database is db-staging-4 now.",
+    )
+    assert old.superseded and not new.superseded
 
 
 def test_a_long_message_is_no_update_of_another() -> None:

@@ -18,7 +18,7 @@ from tests.data import real_transcripts
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.extractive import ExtractiveSummarizer
-from worker.compressor.messages import assistant, parse_messages, user
+from worker.compressor.messages import Message, assistant, parse_messages, user
 from worker.compressor.summarizer import Summarizer
 from worker.encodings import counter_for_model
 
@@ -123,3 +123,52 @@ def test_a_size_under_the_usual_tail_is_kept_to_on_an_agent_session() -> None:
     )
     assert result.report.tokens_before > 12_000, name
     assert 0.9 * 4_000 <= result.report.tokens_after <= 4_000
+
+
+ADVICE = [
+    "Book the dentist for the morning, since afternoons there almost always run late.",
+    "Take the 12-month contract rather than the 24-month one, because the longer one saves "
+    "only 3 euros a month.",
+    "Start the sourdough on Friday evening rather than Saturday morning, since it needs 14 hours.",
+    "Paint the bedroom first and the hall after, because the bedroom needs two coats and must "
+    "dry by Sunday.",
+    "Buy the winter tyres now rather than in November, since after the first frost they sell out.",
+    "Pay the bill today and dispute it later, because the fine is larger than the difference.",
+]
+
+
+def _advice_chat(advised: bool) -> list[Message]:
+    msgs = [user("Hi! I need help planning a busy month."), assistant("Happy to help.")]
+    for i, said in enumerate(ADVICE):
+        msgs += [user(f"Question {i + 1}: what would you do?")]
+        msgs += [assistant(said if advised else "Up to you.")]
+        for _ in range(8):
+            msgs += [user("Anything else I should know?"), assistant("Nothing more for now.")]
+    return [*msgs, user("Thanks, that is all for today."), assistant("Good luck with it all.")]
+
+
+def test_in_a_chat_the_room_grows_for_the_assistants_advice_not_for_chatter() -> None:
+    """The same chat twice: once the assistant gives reasoned advice, once it shrugs. The
+    person's chatter (the same both times) makes no room; the advice does, and it is kept
+    (the oldest piece may give way to the ledger's floor and the estimate in bytes)."""
+    counter = counter_for_model(MODEL)
+    targets = {}
+    for advised in (True, False):
+        msgs = _advice_chat(advised)
+        counts = counter.count_messages(msgs)
+        config = CompressConfig(context_length=math.ceil(sum(counts) / HYGIENE_THRESHOLD))
+        result = compress(
+            msgs,
+            config=config,
+            summarizer=ExtractiveSummarizer(),
+            counter=counter,
+            today=BENCH_TODAY,
+            token_counts=counts,
+        )
+        targets[advised] = result.report.target_tokens
+        out = "\n".join(m.text() for m in result.messages)
+        if advised:
+            assert sum(a in out for a in ADVICE) >= len(ADVICE) - 1
+        else:
+            assert targets[advised] == int(config.context_length * config.target_ratio)
+    assert targets[True] > targets[False]

@@ -25,6 +25,7 @@ from worker.compressor.boundaries import (
 from worker.compressor.config import CompressConfig
 from worker.compressor.cuts import bytes_for, estimated_tokens, size
 from worker.compressor.errors import InvalidTranscriptError, SummarizerRateLimitError
+from worker.compressor.extractive import decisions, sure
 from worker.compressor.ledger import Ledger, complete_summary, extract_ledger
 from worker.compressor.markers import (
     BRIEF,
@@ -44,7 +45,7 @@ from worker.compressor.prose import read_prose
 from worker.compressor.prune import PruneResult, prune_head
 from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
-from worker.compressor.salience import said_in, user_statements
+from worker.compressor.salience import Statement, carried, rank, said_in, statement, user_statements
 from worker.compressor.summarize import Folded, Job, summarize_turns
 from worker.compressor.summarizer import Summarizer
 from worker.compressor.tokens import TokenCounter
@@ -80,8 +81,11 @@ def compress(
         return start.unchanged(noop_reason="too_few_messages")
     carrying = [i for i, msg in enumerate(msgs) if is_summary(msg)]  # earlier summaries
     first_pass = compaction_count == 0 and not previous_summary and not carrying
-    start = replace(start, config=_room_for_what_was_said(start, first_pass, counter))
-    split, placement = _plan(start, first_pass=first_pass, counter=counter)
+    head = head_end(msgs, protect_first_n=config.protect_first_n if first_pass else 0)
+    # What quoting what matters of what was said takes.
+    said = _said_tokens(msgs, counts, head) + _advised_tokens(msgs, head)
+    start = replace(start, config=_room_for_what_was_said(start, head, said, counter))
+    split, placement = _plan(start, first_pass=first_pass, said=said, counter=counter)
     window = _Window.of(msgs, split, carrying)
     if not window.removed:
         return start.unchanged(noop_reason="nothing_to_summarize", split=split)
@@ -358,7 +362,9 @@ def _counts(
     return list(given)
 
 
-def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Split, Placement]:
+def _plan(
+    start: _Start, *, first_pass: bool, said: int, counter: TokenCounter
+) -> tuple[Split, Placement]:
     """The split, and where the summary goes; the head gives up messages when no role fits.
 
     Under a size asked for, the tail takes at most ``_ASKED_TAIL_SHARE`` of it. A tail of
@@ -377,7 +383,7 @@ def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Sp
     split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
     if not _uses_tools(msgs[split.tail_start :]):
         room = config.target - sum(counts[: split.head_end]) - _around_tokens(start, counter)
-        left = room - _said_tokens(msgs, counts, split.head_end)
+        left = room - said
         if left < tail_tokens:
             # The protected first turns of a conversation give way too.
             if protect and left < 0 and not _uses_tools(msgs[: split.head_end]):
@@ -401,18 +407,17 @@ def _plan(start: _Start, *, first_pass: bool, counter: TokenCounter) -> tuple[Sp
 
 
 def _room_for_what_was_said(
-    start: _Start, first_pass: bool, counter: TokenCounter
+    start: _Start, head: int, said: int, counter: TokenCounter
 ) -> CompressConfig:
-    """The config, its target grown (up to ``said_max_ratio`` of the window) to hold the head,
-    the short things the user said after it, and the least of a tail, when no size was asked
-    for and the target is smaller."""
+    """The config, its target grown (up to ``said_max_ratio`` of the window) to hold the head
+    (``head`` messages), what quoting the salient things the user said after it takes
+    (``said``), and the least of a tail, when no size was asked for and the target is smaller."""
     config, counts = start.config, start.counts
     if config.target_tokens is not None:
         return config
-    head = head_end(start.msgs, protect_first_n=config.protect_first_n if first_pass else 0)
     needed = (
         sum(counts[:head])
-        + _said_tokens(start.msgs, counts, head)
+        + said
         + _around_tokens(start, counter)
         + sum(counts[-config.min_tail_messages :])
     )
@@ -427,36 +432,45 @@ def _uses_tools(msgs: Sequence[Message]) -> bool:
 
 
 def _said_tokens(msgs: Sequence[Message], counts: Sequence[int], start: int) -> int:
-    """What quoting the short things the user said from ``start`` on would take: each distinct
-    one once, a quote's marks and notes counted (a long message is quoted in part, by the
-    summary's own budget)."""
-    seen: set[str] = set()
-    total = 0
+    """What quoting the salient short things the user said from ``start`` on would take (each
+    family once, as ``salience`` ranks them with what an earlier summary quoted; a quote's
+    marks counted): a rule, or a statement that carries something of its own. Chatter, a
+    refrain, a bot's status do not make the room grow; a long message is quoted in part, by
+    the summary's own budget."""
+    said: list[Statement] = []
+    tokens: dict[int, int] = {}
     for i in range(start, len(msgs)):
         msg = msgs[i]
         if msg.role == "tool" or msg.tool_calls:
             continue  # what the agent did, not what the user said (nor one of our summaries)
         body = summary_body(msg)
         if body is not None:  # what an earlier summary quoted of it
-            total += sum(estimated_tokens(q) + _QUOTE_TOKENS for q in _quoted_lines(body))
+            for line in said_in(body):
+                st = carried(line, -1 - len(said))
+                if st is not None:
+                    said.append(st)
             continue
-        if msg.role != "user":
-            continue
-        text = msg.text()
-        if len(text) <= _SHORT_SAID_CHARS and text not in seen:
-            seen.add(text)
-            total += counts[i] + _QUOTE_TOKENS
+        if msg.role == "user":
+            text = msg.text()
+            if len(text) <= _SHORT_SAID_CHARS:
+                said.append(statement(i, text))
+                tokens[i] = counts[i]
+    total = 0
+    for r in rank(said):
+        if r.matters:
+            total += tokens.get(r.at) or estimated_tokens(r.text)
+            total += _QUOTE_TOKENS
     return total + _SUMMARY_SKELETON_TOKENS if total else 0
 
 
-def _quoted_lines(body: str) -> list[str]:
-    """The lines of a summary body that quote what the user said (a statement's bullet, or a
-    ledger's "user said" entry)."""
-    return [
-        line
-        for line in body.splitlines()
-        if line.startswith(('- "', '- user said: "')) and len(line) <= _SHORT_SAID_CHARS
-    ]
+def _advised_tokens(msgs: Sequence[Message], start: int) -> int:
+    """In a chat (no tool use), what quoting the assistant's surer decisions from ``start`` on
+    takes (``extractive.decisions``, a choice or a strong reason): in a chat the advice is
+    the rest of what was said. (An agent's decisions are among its actions.)"""
+    if _uses_tools(msgs):
+        return 0
+    advised = decisions(read_prose(msgs[start:], range(start, len(msgs))))
+    return sum(estimated_tokens(quoted) + _QUOTE_TOKENS for quoted in sure(advised))
 
 
 _SHORT_SAID_CHARS = 600

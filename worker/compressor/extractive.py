@@ -137,8 +137,8 @@ def extractive_summary(
     facts.tasks = _tasks(prose, said, tools=bool(uses))
     active = _active_task(facts, old, room.left // 4)
     room.take(active)
-    # In a chat without tools, what the user said is most of it.
-    statements = room.statements(said, 0.6 if uses else 0.8)
+    # In a chat without tools, what the user said is most of it, beside the assistant's advice.
+    statements = room.statements(said, 0.6 if uses else _chat_share(said, facts.decisions))
     blocked = room.lines(
         [*_failures(uses, shown, open_only=True), *facts.blockers], 0.3, old=old.get("Blocked")
     )
@@ -421,12 +421,37 @@ def _focus_words(topic: str | None) -> frozenset[str]:
     return frozenset(words) or frozenset({topic.casefold().strip()})
 
 
+def decisions(prose: Prose) -> dict[str, int]:
+    """The assistant's decisions as Key Decisions quotes them, each with its
+    ``decision_tier``: each distinct one once, advice given again and again (a stock phrase)
+    left out."""
+    return {
+        f'"{quote(s.text, 320)}"': decision_tier(s, times)
+        for s, times in distinct(prose.decisions, template=True)
+        if times < _STOCK_TIMES
+    }
+
+
+def sure(decisions: dict[str, int]) -> list[str]:
+    """The quotes of ``decisions`` that surely are ones: a choice, or a strong reason."""
+    return [quoted for quoted, tier in decisions.items() if tier <= _SURE_TIER]
+
+
+_SURE_TIER = 1
+
+
+def _chat_share(said: Sequence[Ranked], decisions: dict[str, int]) -> float:
+    """What the user's statements take first of a chat's room: their share of what matters
+    of both (``Ranked.matters``, ``sure``), between half and 0.8."""
+    mine = sum(len(r.text) for r in said if r.matters)
+    advised = sum(len(q) for q in sure(decisions))
+    return min(0.8, max(0.5, mine / (mine + advised))) if mine + advised else 0.8
+
+
 def _collect(window: Sequence[Message], prose: Prose, recent_turns: int, *, tools: bool) -> _Facts:
     facts = _Facts()
     facts.asks = [s.text for s in prose.asks]
-    for s, times in distinct(prose.decisions, template=True):
-        if times < _STOCK_TIMES:  # advice given again and again is a stock phrase
-            facts.decisions[f'"{quote(s.text, 320)}"'] = decision_tier(s, times)
+    facts.decisions = decisions(prose)
     facts.blockers = [
         f'Assistant noted: "{quote(s.text, 300)}"'
         for s, _ in distinct(prose.blockers, template=True)  # "I'm stuck." once, at its latest

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
+from typing import NamedTuple
 
 from worker.compressor import cues, prose
 from worker.compressor.cuts import quote
@@ -55,6 +56,7 @@ _MONEY = re.compile(r"[$€£¥₹]\s?\d[\d,.]*[kKmM]?|\d[\d,.]*[$€£¥₹]")
 _NUMBER = re.compile(r"[#~+-]?\d[\d,.]*(?:%|[a-z]{1,3})?")
 _HOST = re.compile(r"[a-z][\w-]*(?:\.[a-z0-9][\w-]*)+")
 _DIGIT = re.compile(r"\d")
+_ID_DIGITS = 7
 _LETTER = re.compile(r"[^\W\d_]")
 
 
@@ -147,7 +149,9 @@ def _shape(word: str, sentence_start: bool) -> int:
     if "/" in word.strip("/") and has_alpha:
         return PATH
     if has_digit and _NUMBER.fullmatch(lowered):
-        return NUMBER
+        # A long run of digits is a reference, an account, a phone number: no quantity is
+        # written so.
+        return CODE if len(word) >= _ID_DIGITS and word.isdigit() else NUMBER
     if (has_digit and has_alpha) or "_" in word:
         return CODE
     if "." in word and _HOST.fullmatch(lowered):
@@ -295,6 +299,7 @@ _DIRECTIVE_WEIGHT = 1.5  # for each kind of directive, at most two
 # code, a host, a date, a name, or several rare words); below LOW it says next to nothing.
 HIGH = 5.0
 LOW = 1.0
+MATTERS = 3.0
 _ADDRESS_WEIGHT = 0.75
 _QUESTION_FACTOR = 0.7  # a question asks: it is answered in the turns that follow
 _CARRIED_BONUS = 1.0
@@ -337,13 +342,14 @@ def _opens_with_negation(lowered: str) -> bool:
 ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "ok okay k kk thanks thank you thx ty cool great nice perfect sure yes yep yeah yup no nope "
     "got it sounds good alright right fine good awesome done noted understood agreed lol haha "
-    "hi hello hey bye cheers please ping",
-    "vale gracias perfecto genial sí si claro bueno hola listo entendido de acuerdo",
-    "obrigado obrigada valeu ótimo beleza sim claro olá certo entendi combinado",
-    "merci parfait d'accord oui super génial bonjour salut compris entendu",
-    "danke super passt gut ja klar okay hallo verstanden genau prima",
-    "grazie perfetto va bene sì certo ciao capito ottimo",
-    "спасибо хорошо ок понял поняла да ладно отлично привет",
+    "hi hello hey bye cheers please ping so much very lot a",
+    "vale gracias perfecto genial sí si claro bueno hola listo entendido de acuerdo muchas mil",
+    "obrigado obrigada valeu ótimo beleza sim claro olá certo entendi combinado muito",
+    "merci parfait d'accord oui super génial bonjour salut compris entendu beaucoup bien",
+    "danke super passt gut ja klar okay hallo verstanden genau prima dir euch sehr vielen "
+    "vielmals schön",
+    "grazie perfetto va bene sì certo ciao capito ottimo mille tante",
+    "спасибо хорошо ок понял поняла да ладно отлично привет большое",
     "好的 谢谢 收到 了解 好 是的 明白 没问题 你好",
     "はい ありがとう 了解 わかりました 大丈夫 こんにちは",
 )
@@ -427,6 +433,12 @@ class Ranked:
     superseded: bool = False  # replaced by a later statement of the same subject
     # The ``at`` of the statement that replaced it (when ``superseded``).
     replaced_by: int = -1
+
+    @property
+    def matters(self) -> bool:
+        """A rule, or a statement that carries something of its own, not superseded: what a
+        summary makes room for first (chatter, a bot's status, a refrain come after)."""
+        return not self.superseded and (self.directive > 0 or self.score >= MATTERS)
 
     def render(self, limit: int) -> str:
         """The statement as an exact quote, with what its family adds (``carried`` reads it
@@ -785,7 +797,10 @@ def _same_slot(said: Sequence[Statement], toks: Sequence[list[Token]]) -> list[t
     for found in by_slot.values():
         if len(found) <= _MAX_STEM_GROUP:
             pairs.update(_slot_pairs(found))
-    return sorted(pairs)
+    which: dict[int, _Which] = {}
+    for i in {k for pair in pairs for k in pair}:
+        which[i] = _qualifiers(toks[i])
+    return sorted((i, j) for i, j in pairs if not _told_apart(which[i], which[j]))
 
 
 def _slots(
@@ -862,7 +877,20 @@ def _alike(toks: Sequence[list[Token]]) -> list[list[int]]:
         for k, word in enumerate(frame):
             if not word.startswith("<"):
                 by_key.setdefault((*frame[:k], "<*>", *frame[k + 1 :]), []).append(i)
-    return [group for group in by_key.values() if len(group) > 1]
+    groups = []
+    for key, group in by_key.items():
+        if len(group) > 1 and "<*>" in key:
+            # One word apart and other values too: two things ("my sister's flight lands at
+            # 14:05", "my brother's flight lands at 16:30"), unless every value is the same.
+            same: dict[tuple[str, ...], list[int]] = {}
+            for i in group:
+                same.setdefault(
+                    tuple(t.norm for t in toks[i] if t.shape in _VALUE_SHAPES), []
+                ).append(i)
+            groups += [g for g in same.values() if len(g) > 1]
+        elif len(group) > 1:
+            groups.append(group)
+    return groups
 
 
 # Two statements are of one subject when they share at least half of the lighter one's subject
@@ -900,6 +928,7 @@ def _same_subject(said: Sequence[Statement], toks: Sequence[list[Token]]) -> lis
         {st: 1.0 / stems_df[st] for st in own if 1 < stems_df[st] <= common} for own in stems
     ]
     values = [_values(ts, stems_df) for ts in toks]
+    which: dict[int, _Which] = {}  # read for the statements paired only
     words_of = [sum(stems_df[st] <= common for st in stems_of) for stems_of in stems]
     by_stem: dict[str, list[int]] = {}
     for i, weighed in enumerate(weights):
@@ -913,13 +942,77 @@ def _same_subject(said: Sequence[Statement], toks: Sequence[list[Token]]) -> lis
             continue  # a word this common is no subject
         for a, i in enumerate(group):
             for j in group[a + 1 :]:
-                if (i, j) in pairs or not _values_differ(values[i], values[j]):
+                if (i, j) in pairs or not _updates(values, toks, which, i, j):
                     continue
                 shared, lighter, words = _overlap(weights[i], weights[j])
                 enough = words >= _SHARE_OF_WORDS * max(words_of[i], words_of[j])
                 if shared >= _MIN_SHARED and shared >= _SUBJECT_OVERLAP * lighter and enough:
                     pairs.add((i, j))
     return sorted(pairs)
+
+
+def _updates(
+    values: Sequence[dict[str, int]],
+    toks: Sequence[list[Token]],
+    which: dict[int, _Which],
+    i: int,
+    j: int,
+) -> bool:
+    """Statement ``j`` may give another value for what ``i`` gave one for: they differ in a
+    value, and no word of both is told apart by a word of its own ("my sister's flight",
+    "my brother's flight": two subjects). ``which``: the statements' ``_qualifiers``, as
+    read."""
+    if not _values_differ(values[i], values[j]):
+        return False
+    for k in (i, j):
+        if k not in which:
+            which[k] = _qualifiers(toks[k])
+    return not _told_apart(which[i], which[j])
+
+
+class _Which(NamedTuple):
+    named: dict[str, str]  # a word's stem: the stem of the word that tells which one it is
+    words: frozenset[str]  # the stem of every word of the statement
+
+
+def _qualifiers(toks: Sequence[Token]) -> _Which:
+    """For a word of the statement (by its stem), the word that tells which one it is: the
+    word before it ("the staging database", "my sister's flight"), or the word after a
+    genitive's link ("la base de staging", "the flight of my sister")."""
+    out: dict[str, str] = {}
+    for k, t in enumerate(toks):
+        if len(t.norm) <= 2 or t.norm in _FUNCTION_WORDS:
+            continue
+        before = toks[k - 1] if k else None
+        if before is None or not _qualifies(before):
+            n = k + 1
+            if n < len(toks) and toks[n].norm in _GENITIVE_LINKS:
+                n += 1 + (n + 1 < len(toks) and toks[n + 1].norm in _DETERMINERS)
+                before = toks[n] if n < len(toks) else None
+        if before is not None and _qualifies(before):
+            out.setdefault(_stem_of(t.norm), _stem_of(before.norm))
+    return _Which(out, frozenset(_stem_of(t.norm) for t in toks))
+
+
+def _qualifies(t: Token) -> bool:
+    return t.shape in (WORD, NAME) and len(t.norm) > 2 and t.norm not in _FUNCTION_WORDS
+
+
+def _told_apart(mine: _Which, theirs: _Which) -> bool:
+    """Two statements name one word each with a word in front that the other does not say at
+    all: two things. ("Answer in Ugusi style" and "the preferred answer style is Krssd" are
+    not told apart: "answer" is in both; a value stands before the word in the first.)"""
+    return any(
+        q != theirs.named[s] and q not in theirs.words and theirs.named[s] not in mine.words
+        for s, q in mine.named.items()
+        if s in theirs.named
+    )
+
+
+# The words that link a noun to the one that tells which it is (en; es; pt; fr; de; it).
+_GENITIVE_LINKS = frozenset(
+    ("of", "de", "del", "do", "da", "dos", "das", "du", "des", "von", "vom", "di", "della")
+)
 
 
 def _values(toks: Sequence[Token], stems_df: dict[str, int]) -> dict[str, int]:
@@ -987,17 +1080,20 @@ def user_statements(asks: Sequence[prose.Said], carried_lines: Sequence[str] = (
     for k, line in enumerate(carried_lines):
         at = k - len(carried_lines)
         said.append(carried(line, at) or Statement(at, line.strip().strip('"')))
-    for ask in asks:
-        text = " ".join(ask.text.split()) if len(ask.text) <= _WHOLE_CHARS else ask.text
-        said.append(
-            Statement(
-                ask.at,
-                text,
-                question=prose.is_question(text[:_WHOLE_CHARS]),
-                idle=idle(text) or prose.thanks(text),
-            )
-        )
+    said += [statement(ask.at, ask.text) for ask in asks]
     return rank(said)
+
+
+def statement(at: int, text: str) -> Statement:
+    """The user's message ``text`` (at ``at``) as a statement to rank: whether it asks, whether
+    it only acknowledges."""
+    text = " ".join(text.split()) if len(text) <= _WHOLE_CHARS else text
+    return Statement(
+        at,
+        text,
+        question=prose.is_question(text[:_WHOLE_CHARS]),
+        idle=idle(text) or prose.thanks(text),
+    )
 
 
 _WHOLE_CHARS = 600  # a message up to this long is one statement, quoted whole
