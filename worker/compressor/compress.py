@@ -82,8 +82,7 @@ def compress(
     carrying = [i for i, msg in enumerate(msgs) if is_summary(msg)]  # earlier summaries
     first_pass = compaction_count == 0 and not previous_summary and not carrying
     head = head_end(msgs, protect_first_n=config.protect_first_n if first_pass else 0)
-    # What quoting what matters of what was said takes.
-    said = _said_tokens(msgs, counts, head) + _advised_tokens(msgs, head)
+    said = _Said.read(msgs, counts, head)  # what quoting what matters of what was said takes
     start = replace(start, config=_room_for_what_was_said(start, head, said, counter))
     split, placement = _plan(start, first_pass=first_pass, said=said, counter=counter)
     window = _Window.of(msgs, split, carrying)
@@ -363,7 +362,7 @@ def _counts(
 
 
 def _plan(
-    start: _Start, *, first_pass: bool, said: int, counter: TokenCounter
+    start: _Start, *, first_pass: bool, said: _Said, counter: TokenCounter
 ) -> tuple[Split, Placement]:
     """The split, and where the summary goes; the head gives up messages when no role fits.
 
@@ -383,7 +382,9 @@ def _plan(
     split = plan_split(msgs, counts, protect_first_n=protect, budget=budget)
     if not _uses_tools(msgs[split.tail_start :]):
         room = config.target - sum(counts[: split.head_end]) - _around_tokens(start, counter)
-        left = room - said
+        left = room - said.bound
+        if left < tail_tokens:
+            left = room - said.tokens()
         if left < tail_tokens:
             # The protected first turns of a conversation give way too.
             if protect and left < 0 and not _uses_tools(msgs[: split.head_end]):
@@ -407,7 +408,7 @@ def _plan(
 
 
 def _room_for_what_was_said(
-    start: _Start, head: int, said: int, counter: TokenCounter
+    start: _Start, head: int, said: _Said, counter: TokenCounter
 ) -> CompressConfig:
     """The config, its target grown (up to ``said_max_ratio`` of the window) to hold the head
     (``head`` messages), what quoting the salient things the user said after it takes
@@ -415,12 +416,14 @@ def _room_for_what_was_said(
     config, counts = start.config, start.counts
     if config.target_tokens is not None:
         return config
-    needed = (
+    rest = (
         sum(counts[:head])
-        + said
         + _around_tokens(start, counter)
         + sum(counts[-config.min_tail_messages :])
     )
+    if rest + said.bound <= config.target:
+        return config  # room for all of it: what matters of it is not weighed
+    needed = rest + said.tokens()
     if needed <= config.target:
         return config
     ceiling = int(config.context_length * config.said_max_ratio)
@@ -431,36 +434,55 @@ def _uses_tools(msgs: Sequence[Message]) -> bool:
     return any(m.role == "tool" or m.tool_calls for m in msgs)
 
 
-def _said_tokens(msgs: Sequence[Message], counts: Sequence[int], start: int) -> int:
-    """What quoting the salient short things the user said from ``start`` on would take (each
-    family once, as ``salience`` ranks them with what an earlier summary quoted; a quote's
-    marks counted): a rule, or a statement that carries something of its own. Chatter, a
-    refrain, a bot's status do not make the room grow; a long message is quoted in part, by
-    the summary's own budget."""
-    said: list[Statement] = []
-    tokens: dict[int, int] = {}
-    for i in range(start, len(msgs)):
-        msg = msgs[i]
-        if msg.role == "tool" or msg.tool_calls:
-            continue  # what the agent did, not what the user said (nor one of our summaries)
-        body = summary_body(msg)
-        if body is not None:  # what an earlier summary quoted of it
-            for line in said_in(body):
-                st = carried(line, -1 - len(said))
-                if st is not None:
-                    said.append(st)
-            continue
-        if msg.role == "user":
-            text = msg.text()
-            if len(text) <= _SHORT_SAID_CHARS:
-                said.append(statement(i, text))
-                tokens[i] = counts[i]
-    total = 0
-    for r in rank(said):
-        if r.matters:
-            total += tokens.get(r.at) or estimated_tokens(r.text)
-            total += _QUOTE_TOKENS
-    return total + _SUMMARY_SKELETON_TOKENS if total else 0
+class _Said:
+    """What was said from the head on, for the room a summary needs: what quoting what matters
+    of it takes (``tokens``: salience ranks it), and a bound read without ranking (``bound``:
+    quoting all of it), enough to tell when the room is there anyway (an agent's session, whose
+    user says little)."""
+
+    def __init__(self, statements: list[Statement], tokens: dict[int, int], advised: int) -> None:
+        self._statements = statements
+        self._tokens = tokens  # a message's count, by its index
+        self.advised = advised
+        quoted = sum(self._quoted(st.at, st.text) for st in statements)
+        self.bound = quoted + advised + (_SUMMARY_SKELETON_TOKENS if quoted else 0)
+        self._exact: int | None = None
+
+    @classmethod
+    def read(cls, msgs: Sequence[Message], counts: Sequence[int], start: int) -> _Said:
+        """The short things the user said from ``start`` on (each family once, as ``salience``
+        ranks them with what an earlier summary quoted), and the assistant's advice in a chat
+        (``_advised_tokens``). A long message is quoted in part, by the summary's own budget."""
+        said: list[Statement] = []
+        tokens: dict[int, int] = {}
+        for i in range(start, len(msgs)):
+            msg = msgs[i]
+            if msg.role == "tool" or msg.tool_calls:
+                continue  # what the agent did, not what the user said (nor one of our summaries)
+            body = summary_body(msg)
+            if body is not None:  # what an earlier summary quoted of it
+                for line in said_in(body):
+                    st = carried(line, -1 - len(said))
+                    if st is not None:
+                        said.append(st)
+                continue
+            if msg.role == "user":
+                text = msg.text()
+                if len(text) <= _SHORT_SAID_CHARS:
+                    said.append(statement(i, text))
+                    tokens[i] = counts[i]
+        return cls(said, tokens, _advised_tokens(msgs, start))
+
+    def tokens(self) -> int:
+        """What quoting what matters takes: a rule, or a statement that carries something of
+        its own. Chatter, a refrain, a bot's status do not make the room grow."""
+        if self._exact is None:
+            quoted = sum(self._quoted(r.at, r.text) for r in rank(self._statements) if r.matters)
+            self._exact = quoted + self.advised + (_SUMMARY_SKELETON_TOKENS if quoted else 0)
+        return self._exact
+
+    def _quoted(self, at: int, text: str) -> int:
+        return (self._tokens.get(at) or estimated_tokens(text)) + _QUOTE_TOKENS
 
 
 def _advised_tokens(msgs: Sequence[Message], start: int) -> int:
