@@ -34,11 +34,16 @@ class CompactionError(Exception):
 class InvalidTranscriptError(CompactionError):
     """A message in the input is malformed."""
 
-    def __init__(self, index: int | None, problem: str) -> None:
+    def __init__(self, index: int | None, problem: str, *, path: str = "") -> None:
+        """``path``: where in the message (``content[1].input``), or outside the messages
+        (``system``) when ``index`` is None."""
         self.index = index
         self.problem = problem
-        where = f"messages[{index}]: " if index is not None else ""
-        super().__init__(f"{where}{problem}")
+        self.path = path
+        where = f"messages[{index}]" if index is not None else ""
+        if path:
+            where = f"{where}.{path}" if where else path
+        super().__init__(f"{where}: {problem}" if where else problem)
 
 
 class SummarizerError(Exception):

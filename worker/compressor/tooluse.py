@@ -174,6 +174,9 @@ def _answered(use: ToolUse, index: int, msg: Message, *, scan: bool) -> ToolUse:
     content = msg.content
     text = content if type(content) is str else content_text(content)
     result = read_result(text, shell=use.kind in _RUNS)
+    if not result.failed and msg.extra.get("is_error") is True:
+        # The provider's own flag (Anthropic's tool_result ``is_error``), beside the text.
+        result = result._replace(failed=True, error=result.error or first_line(result.body))
     if result.failed and _answers(use.facts, result.exit_code):
         # grep and rg found nothing, diff found a difference, test said false: no failure
         result = ResultFacts(result.body, result.exit_code, False, result.note)
