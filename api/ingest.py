@@ -31,7 +31,8 @@ from api.deps import ApiContext
 from api.errors import ApiProblem
 from api.limits import check_message_limits
 from api.schemas import AppendIn, CompactIn, HygieneAnswer, HygieneOut, SnapshotIn
-from worker.compressor.messages import Message, parse_messages
+from worker.compressor import formats
+from worker.compressor.messages import parse_messages
 from worker.cooldowns import Cooldown, active_cooldown, endpoint_id
 from worker.encodings import counter_for_model
 from worker.enqueue import enqueue_job
@@ -72,31 +73,42 @@ class Reply:
 WriteTurns = Callable[[Session, SessionState | None], Written]
 
 
-def check_messages(context: ApiContext, messages: Sequence[Any]) -> list[Message]:
-    """Check limits and the wire format (413/422 naming the message); the parsed messages."""
+def check_limits(context: ApiContext, messages: Sequence[Any]) -> None:
+    """413 naming the message and the setting when a request carries too much."""
     s = context.settings
     check_message_limits(
         messages, max_messages=s.max_messages_per_request, max_content_chars=s.max_content_chars
     )
-    return parse_messages(list(messages))
 
 
-def count_tokens(parsed: Sequence[Message], *, model: str) -> list[int]:
-    counter = counter_for_model(model)
-    return [counter.count_message(m) for m in parsed]
+def stored_turns(
+    fmt: formats.Format, messages: Sequence[Any], system: Any, *, model: str
+) -> tuple[list[Any], list[int]]:
+    """The rows to store for turns in ``fmt`` and each row's tokens, once the core has read
+    them (422 naming the message, its block and the problem)."""
+    transcript = formats.Transcript(fmt, list(messages), system)
+    if fmt == formats.CHAT:
+        if system is not None:
+            formats.read(fmt, messages, system)  # refused: system apart is Anthropic's
+        counter = counter_for_model(model)
+        return transcript.messages, [counter.count_message(m) for m in parse_messages(messages)]
+    formats.read(fmt, transcript.messages, system)  # the whole transcript, for its errors
+    rows = formats.rows_of(transcript)
+    return rows, formats.row_tokens(fmt, rows, counter_for_model(model))
 
 
 def put_snapshot(
     context: ApiContext, session_id: str, body: SnapshotIn, *, if_match: int | None, key: str | None
 ) -> Reply:
     """Store a full snapshot, decide hygiene; or the stored answer of the same request."""
-    token_counts = count_tokens(check_messages(context, body.messages), model=body.model)
+    check_limits(context, body.messages)
+    rows, token_counts = stored_turns(body.format, body.messages, body.system, model=body.model)
 
     def write(s: Session, state: SessionState | None) -> Written:
         return sessions.write_snapshot(
             s, state, session_id=session_id, model=body.model, context_length=body.context_length,
-            messages=body.messages, token_counts=token_counts, prompt_tokens=body.prompt_tokens,
-            if_match=if_match, callback_url=body.callback_url,
+            messages=rows, token_counts=token_counts, prompt_tokens=body.prompt_tokens,
+            if_match=if_match, callback_url=body.callback_url, format=body.format,
         )  # fmt: skip
 
     return _write(context, session_id, _scope(session_id, "snapshot", key, body), write)
@@ -106,16 +118,17 @@ def append(
     context: ApiContext, session_id: str, body: AppendIn, *, if_match: int | None, key: str | None
 ) -> Reply:
     """Append turns, decide hygiene; or the stored answer of the same request."""
-    parsed = check_messages(context, body.messages)
+    check_limits(context, body.messages)
 
     def write(s: Session, state: SessionState | None) -> Written:
         if state is None:
             raise SessionNotFoundError(session_id)
-        # Counted under the lock, with the model the session has now: one transaction, and a
-        # snapshot that changes the model cannot slip in between.
+        # Read and counted under the lock, in the format and with the model the session has
+        # now: one transaction, and a snapshot that changes either cannot slip in between.
+        fmt = formats.check_format(state.format)
+        rows, token_counts = stored_turns(fmt, body.messages, None, model=state.model)
         return sessions.write_append(
-            s, state, session_id=session_id, messages=body.messages,
-            token_counts=count_tokens(parsed, model=state.model),
+            s, state, session_id=session_id, messages=rows, token_counts=token_counts,
             prompt_tokens=body.prompt_tokens, if_match=if_match,
         )  # fmt: skip
 

@@ -77,27 +77,27 @@ def check_message_limits(
 
 
 def content_chars(message: object) -> int:
-    """Characters a message carries: its content (text and parts) and its tool-call arguments.
+    """Characters a message carries: its content (text and blocks), its tool calls, and an
+    item's arguments, input or output (OpenAI Responses).
 
-    Image parts are left out: their base64 data is no text (an image costs a fixed number of
+    Images are left out: their base64 data is no text (an image costs a fixed number of
     tokens), and the body limit bounds them.
     """
     if not isinstance(message, dict):
         return 0
-    content = message.get("content")
-    if isinstance(content, list):
-        content = [part for part in content if not _is_image_part(part)]
-    return _chars(content) + _chars(message.get("tool_calls"))
+    return sum(_chars(message.get(key)) for key in _TEXT_KEYS)
 
 
-def _is_image_part(part: object) -> bool:
-    return isinstance(part, dict) and part.get("type") in IMAGE_PART_TYPES
+_TEXT_KEYS = ("content", "tool_calls", "arguments", "input", "output")
+_IMAGE_TYPES = IMAGE_PART_TYPES | {"input_image"}
 
 
 def _chars(value: object) -> int:
     if isinstance(value, str):
         return len(value)
     if isinstance(value, dict):
+        if value.get("type") in _IMAGE_TYPES:
+            return 0
         return sum(_chars(v) for v in value.values())
     if isinstance(value, list):
         return sum(_chars(v) for v in value)

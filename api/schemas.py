@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from worker.callback_targets import literal_refusal
+from worker.compressor.formats import CHAT, Format
 from worker.hygiene import DecisionName
 
 MAX_SESSION_ID_CHARS = 255
@@ -71,6 +72,16 @@ class SnapshotIn(_Body):
     messages: list[Any]
     prompt_tokens: int | None = Field(default=None, ge=0, le=MAX_PROMPT_TOKENS)
     callback_url: Name | None = Field(default=None, max_length=MAX_URL_CHARS)
+    format: Format = Field(
+        default=CHAT,
+        description="the wire format of messages, kept by the session: appends use it and "
+        "GET …/messages answers in it",
+    )
+    system: Any = Field(
+        default=None,
+        description="anthropic.messages only: the system prompt (a string or text blocks), "
+        "beside the messages",
+    )
 
     @field_validator("callback_url")
     @classmethod
@@ -201,7 +212,13 @@ class SessionOut(BaseModel):
 
 class MessagesOut(BaseModel):
     version: int
+    format: Format
     messages: list[dict[str, Any]]
+    system: Any = Field(
+        default=None,
+        description="anthropic.messages only (absent in the others): the system prompt, null "
+        "when the session has none",
+    )
 
 
 class JobPage(BaseModel):

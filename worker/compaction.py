@@ -28,9 +28,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError as BrokerError
 
 from worker import backoff, cooldowns, logs, metrics
+from worker.compressor import formats
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
-from worker.compressor.messages import parse_messages
 from worker.compressor.report import CompactionReport, CompactionResult
 from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
 from worker.encodings import counter_for_model
@@ -160,7 +160,7 @@ def _run_claimed(rt: Runtime, claim: jobs.JobClaim, lease: Lease) -> JobRow:
     started = time.monotonic()
     guard = JobGuard(lease=lease, deadline=started + settings.job_soft_time_limit_s)
     # Made from the snapshot as claimed, before the core runs on it and outside the write-back.
-    archive_texts = search_texts(zip(claim.seqs, claim.messages, strict=True))
+    archive_texts = search_texts(zip(claim.seqs, claim.messages, strict=True), claim.format)
     try:
         result = compress_claim(rt, claim, guard=guard)
     except (JobDeadlineError, SoftTimeLimitExceeded):
@@ -201,12 +201,25 @@ def _save(
             rt.db, job_id=claim.job_id, attempt=claim.attempt, result=result, timings=timings,
             thrash_strikes=settings.thrash_strikes,
             ineffective_savings_pct=settings.ineffective_savings_pct, archive_texts=archive_texts,
+            rows=rows,
         )  # fmt: skip
+
+    rows = stored_rows(claim, result)
 
     return _written_once(
         rt, claim.job_id, claim.attempt, save,
         done=lambda job: job.status in jobs.FINISHED_STATUSES, what="write-back",
     )  # fmt: skip
+
+
+def stored_rows(claim: jobs.JobClaim, result: CompactionResult) -> jobs.Rows | None:
+    """The compacted messages as the rows the session stores, with their counts, in its
+    format (None in OpenAI Chat form: the core's messages and counts are the rows)."""
+    fmt = formats.check_format(claim.format)
+    if fmt == formats.CHAT or not result.report.changed:
+        return None
+    rows = formats.write_rows(fmt, result.messages)
+    return jobs.Rows(rows, formats.row_tokens(fmt, rows, counter_for_model(claim.model)))
 
 
 def _written_once(
@@ -259,13 +272,15 @@ def compress_claim(rt: Runtime, claim: jobs.JobClaim, *, guard: JobGuard) -> Com
         ineffective_savings_pct=settings.ineffective_savings_pct,
         thrash_strikes=settings.thrash_strikes,
     )
+    fmt = formats.check_format(claim.format)
     return compress(
-        parse_messages(list(claim.messages)),
+        formats.read_rows(fmt, claim.messages),
         config=config,
         summarizer=GuardedSummarizer(rt.summarizer, guard),
         counter=counter_for_model(claim.model),
         today=datetime.now(UTC).date(),
-        token_counts=claim.token_counts,
+        # Stored counts are a row's: in another format a row may hold several records.
+        token_counts=claim.token_counts if fmt == formats.CHAT else None,
         focus_topic=claim.focus_topic,
         previous_summary=claim.previous_summary,
         compaction_count=claim.compaction_count,

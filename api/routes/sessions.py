@@ -23,6 +23,7 @@ from api.schemas import (
     SessionOut,
     SnapshotIn,
 )
+from worker.compressor import formats
 from worker.hygiene import threshold_tokens
 from worker.store import jobs, sessions
 from worker.store.idempotency import MAX_KEY_CHARS, RETENTION
@@ -247,10 +248,16 @@ def get_session(session_id: SessionId, context: Context, response: Response) -> 
     "/{session_id}/messages",
     operation_id="getMessages",
     response_model=MessagesOut,
+    response_model_exclude_unset=True,  # "system" for Anthropic's format only
     responses=_READ_RESPONSES,
 )
 def get_messages(session_id: SessionId, context: Context, response: Response) -> MessagesOut:
     """The active transcript: what to send to the model next."""
     row, active = sessions.session_transcript(context.db, session_id=session_id)
     _etag(response, row.version)
-    return MessagesOut(version=row.version, messages=[m.message for m in active])
+    fmt = formats.check_format(row.format)
+    transcript = formats.transcript_of(fmt, [m.message for m in active])
+    out = MessagesOut(version=row.version, format=fmt, messages=transcript.messages)
+    if fmt == formats.ANTHROPIC:  # its system prompt stands beside the messages
+        out.system = transcript.system
+    return out

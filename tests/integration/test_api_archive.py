@@ -225,7 +225,11 @@ def test_revert_over_http(api: Api) -> None:
                         "restored": 13, "archived": 4}  # fmt: skip
     assert r.headers["etag"] == f'"{version + 1}"'
     messages = api.client.get("/v1/sessions/s1/messages").json()
-    assert messages == {"version": version + 1, "messages": make_transcript(6)}
+    assert messages == {
+        "version": version + 1,
+        "format": "openai.chat",
+        "messages": make_transcript(6),
+    }
     again = api.client.post("/v1/sessions/s1/revert", json={"job_id": job})
     assert again.status_code == 409 and again.json()["job_id"] == job
     assert "already reverted" in again.json()["detail"]

@@ -153,7 +153,10 @@ def test_ineffective_compactions_trip_the_thrash_guard(api: Api) -> None:
 def test_messages_and_session_views(api: Api) -> None:
     put(api, "s1", snapshot(2, callback_url="https://gateway.example/compacted"))
     r = api.client.get("/v1/sessions/s1/messages")
-    assert r.json() == {"version": 1, "messages": make_transcript(2)} and r.headers["etag"] == '"1"'
+    assert (
+        r.json() == {"version": 1, "format": "openai.chat", "messages": make_transcript(2)}
+        and r.headers["etag"] == '"1"'
+    )
     info = api.client.get("/v1/sessions/s1").json()
     assert info["version"] == 1 and info["message_count"] == 5 and info["last_job"] is None
     assert info["threshold_tokens"] == 1700 and info["compaction_count"] == 0

@@ -137,7 +137,7 @@ def test_a_put_over_the_threshold_answers_in_time_and_keeps_what_it_stored(
 
     stored, _ = api.request("GET", "/v1/sessions/s1/messages")
     assert stored.status_code == 200
-    assert stored.json() == {"version": 1, "messages": body["messages"]}
+    assert stored.json() == {"version": 1, "format": "openai.chat", "messages": body["messages"]}
     job, _ = api.request("GET", f"/v1/jobs/{hygiene['job_id']}")
     assert (job.json()["status"], job.json()["error_class"]) == ("failed", "broker_unavailable")
 

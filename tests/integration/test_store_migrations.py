@@ -17,7 +17,7 @@ from sqlalchemy.exc import SAWarning
 from sqlalchemy.schema import CreateIndex
 
 from tests.support.migrations import alembic, empty_url
-from worker.store import jobs
+from worker.store import jobs, sessions
 from worker.store.db import Database, make_engine, migrate
 from worker.store.models import (
     SWEEP_UTILIZATION_INDEX,
@@ -55,7 +55,7 @@ def test_upgrade_head_matches_the_models(database_url: str) -> None:
                     UserWarning,
                 )
                 assert compare_metadata(context, Base.metadata) == []
-            assert context.get_current_revision() == "0006"
+            assert context.get_current_revision() == "0007"
             partial = [
                 i
                 for i in inspect(conn).get_indexes("jobs")
@@ -94,7 +94,7 @@ def test_migrating_again_changes_nothing(database_url: str) -> None:
     try:
         with db.read() as s:
             assert s.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
-                "0006"
+                "0007"
             ]
     finally:
         db.dispose()
@@ -153,6 +153,30 @@ def test_migration_0006_adds_the_size_asked_for_and_old_jobs_asked_for_none(
         assert jobs.get_job(db, job_id=asked.id).target_tokens is None
     finally:
         db.dispose()
+
+
+def session_columns(url: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {c["name"] for c in inspect(conn).get_columns("sessions")}
+    finally:
+        engine.dispose()
+
+
+def test_migration_0007_gives_every_stored_session_the_chat_format(empty_url: str) -> None:
+    """Sessions stored before formats existed spoke OpenAI Chat Completions."""
+    alembic(empty_url, "upgrade", "0006")
+    plant_a_0005_job(empty_url)
+    assert "format" not in session_columns(empty_url)
+    alembic(empty_url, "upgrade", "head")
+    db = Database(empty_url)
+    try:
+        assert sessions.get_session(db, session_id="old").format == "openai.chat"
+    finally:
+        db.dispose()
+    alembic(empty_url, "downgrade", "0006")
+    assert "format" not in session_columns(empty_url)
 
 
 def test_concurrent_first_migrations_on_sqlite(tmp_path: Path) -> None:

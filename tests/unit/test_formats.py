@@ -135,6 +135,21 @@ def test_the_summary_opens_the_users_turn_after_an_anthropic_system_prompt() -> 
     assert first["role"] == "user"
     assert is_summary(formats.read(formats.ANTHROPIC, [first])[0])
     assert out.messages[-1] == turns[-1]  # the latest user message, as it came
+    # The next pass finds the summary in the user's turn, and the turn's own words after it.
+    turns2 = out.messages + [
+        {"role": "assistant", "content": "More steps. " + "details " * 300},
+        {"role": "user", "content": "and now the rollback plan"},
+    ]
+    read, records, again = compact(
+        formats.Transcript(formats.ANTHROPIC, turns2, out.system),
+        ExtractiveSummarizer(),
+        4_000,
+        passes=2,
+    )
+    assert violations(read, records) == []
+    assert anthropic_violations(again.system, again.messages) == []
+    assert again.messages[-1] == turns2[-1]
+    assert sum(is_summary(m) for m in formats.read(formats.ANTHROPIC, again.messages)) == 1
 
 
 def test_a_pruned_tool_result_keeps_its_block_fields() -> None:

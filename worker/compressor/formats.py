@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, cast
 
 from worker.compressor.errors import InvalidTranscriptError
+from worker.compressor.markers import as_user_summary
 from worker.compressor.messages import (
     MAX_NESTING,
     Content,
@@ -50,6 +51,7 @@ from worker.compressor.messages import (
     parse_messages,
     to_wire_list,
 )
+from worker.compressor.tokens import TokenCounter
 
 Format: TypeAlias = Literal["openai.chat", "anthropic.messages", "openai.responses"]
 CHAT: Final = "openai.chat"
@@ -115,6 +117,81 @@ def write(fmt: Format, msgs: Sequence[Message]) -> Transcript:
     if fmt == ANTHROPIC:
         return _write_anthropic(msgs)
     return Transcript(fmt, _write_responses(msgs))
+
+
+# ---------------------------------------------------------------------------------------------
+# as stored: one row per wire message or item; Anthropic's system, when given, a row of its own
+# (``{"system": ...}``) ahead of the messages
+
+
+def rows_of(transcript: Transcript) -> list[Any]:
+    """The rows a transcript is stored as."""
+    if transcript.format == ANTHROPIC and transcript.system is not None:
+        return [{SYSTEM_ROW: transcript.system}, *transcript.messages]
+    return list(transcript.messages)
+
+
+def transcript_of(fmt: Format, rows: Sequence[Any]) -> Transcript:
+    """The transcript stored as ``rows`` (``rows_of`` read back)."""
+    if fmt == ANTHROPIC and rows and is_system_row(rows[0]):
+        return Transcript(fmt, list(rows[1:]), rows[0][SYSTEM_ROW])
+    return Transcript(fmt, list(rows))
+
+
+def is_system_row(row: object) -> bool:
+    return isinstance(row, dict) and len(row) == 1 and SYSTEM_ROW in row
+
+
+def read_rows(fmt: Format, rows: Sequence[Any]) -> list[Message]:
+    """The core's records of a stored transcript."""
+    if fmt == CHAT:
+        return parse_messages(list(rows))
+    transcript = transcript_of(fmt, rows)
+    return read(fmt, transcript.messages, transcript.system)
+
+
+def write_rows(fmt: Format, msgs: Sequence[Message]) -> list[Any]:
+    """Records as the rows they are stored as."""
+    return rows_of(write(fmt, msgs))
+
+
+def row_records(fmt: Format, row: object) -> list[Message]:
+    """The records one stored row reads as, alone (what its token count is counted on)."""
+    if fmt == CHAT:
+        return parse_messages([row])
+    if is_system_row(row):
+        return read(fmt, [], cast(dict[str, Any], row)[SYSTEM_ROW])
+    return read(fmt, [row])
+
+
+def row_role(fmt: Format, row: Mapping[str, Any]) -> Role:
+    """The role a stored row is filed under: its first record's (an Anthropic user turn that
+    opens with tool results is the tool's; a Responses call is the assistant's)."""
+    if fmt == CHAT:
+        return cast(Role, row.get("role"))
+    records = row_records(fmt, row)
+    return records[0].role if records else "user"
+
+
+def chat_form(fmt: Format, row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A stored row as the OpenAI Chat messages of its records (what the archive's search
+    text and tool names are read from, in every format)."""
+    if fmt == CHAT:
+        return [dict(row)]
+    out = []
+    for record in row_records(fmt, row):
+        wire = to_wire_list([record])[0]
+        wire.pop(ORIGIN, None)
+        out.append(wire)
+    return out
+
+
+def row_tokens(fmt: Format, rows: Sequence[Any], counter: TokenCounter) -> list[int]:
+    """Each stored row's tokens: the sum over the records it reads as alone."""
+    return [sum(counter.count_message(m) for m in row_records(fmt, row)) for row in rows]
+
+
+SYSTEM_ROW: Final = "system"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -412,12 +489,12 @@ def _write_anthropic(msgs: Sequence[Message]) -> Transcript:
             _append_turn(turns, origin.wire[0])
             i += origin.members
             continue
-        turn = _anthropic_turn(msg)
-        if not turns and turn["role"] == "assistant" and not msg.tool_calls:
+        if not turns and msg.role == "assistant" and not msg.tool_calls:
             # The first turn is the user's (the API refuses any other): text of ours placed
-            # after the system prompt (a summary) opens the user's turn instead.
-            turn["role"] = "user"
-        _append_turn(turns, turn)
+            # after the system prompt (a summary) opens the user's turn instead, framed as a
+            # summary in the user's turn is.
+            msg = Message("user", as_user_summary(msg.text()))
+        _append_turn(turns, _anthropic_turn(msg))
         i += 1
     return Transcript(ANTHROPIC, turns, system)
 

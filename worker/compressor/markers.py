@@ -81,6 +81,16 @@ def render_summary(body: str, *, with_end_marker: bool, framing: Framing = FULL)
 
 
 SUMMARY_SEPARATOR = "\n\n"
+
+
+def as_user_summary(text: str) -> str:
+    """A summary rendered for the assistant's role (``render_summary``), for the user's: the
+    end marker of its framing after it (a provider whose conversation must open with the
+    user's turn takes it there)."""
+    if not text.startswith(SUMMARY_TAG) or END_TAG in text:
+        return text
+    marker = BRIEF_END_MARKER if text.startswith(BRIEF_PREFIX) else END_MARKER
+    return f"{text}{SUMMARY_SEPARATOR}{marker}"
 # The same in every summary.
 FIXED_SUMMARY_PARTS = frozenset({SUMMARY_PREFIX, END_MARKER, BRIEF_PREFIX, BRIEF_END_MARKER})
 

@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, bindparam, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
+from worker.compressor import formats
 from worker.store.models import (
     SQLITE_SEARCH_TABLE,
     ArchiveKeyRow,
@@ -30,9 +31,11 @@ from worker.store.models import (
     Base,
     DerivedText,
     MessageRow,
+    SessionRow,
     utcnow,
 )
 from worker.store.search_text import (
+    MAX_INDEXED_CHARS,
     searchable_text,
     text_digest,
     tool_name_of,
@@ -65,16 +68,38 @@ class SearchText:
     body: str
 
 
-def search_texts(rows: Iterable[tuple[int, Any]]) -> dict[int, SearchText]:
-    """The search text of one batch of messages given as (seq, wire message), by seq.
+def search_texts(rows: Iterable[tuple[int, Any]], fmt: str = formats.CHAT) -> dict[int, SearchText]:
+    """The search text of one batch of messages given as (seq, stored row) in the session's
+    wire format ``fmt``, by seq.
 
     A worker makes them for the transcript it claimed before it takes the write lock to
     archive it (``archive_active(prepared=...)``); a tool result is named by its call, which
     must be in the same batch.
     """
     rows = list(rows)
-    by_call_id = tool_names_by_call_id([data for _, data in rows if isinstance(data, Mapping)])
-    return {seq: _search_text(data, by_call_id) for seq, data in rows}
+    if fmt == formats.CHAT:
+        by_call_id = tool_names_by_call_id([d for _, d in rows if isinstance(d, Mapping)])
+        return {seq: _search_text(data, by_call_id) for seq, data in rows}
+    known = formats.check_format(fmt)
+    chats = {seq: formats.chat_form(known, data) for seq, data in rows}
+    by_call_id = tool_names_by_call_id([m for chat in chats.values() for m in chat])
+    return {
+        seq: _joined(formats.row_role(known, data), chats[seq], by_call_id) for seq, data in rows
+    }
+
+
+def _joined(
+    role: str, chat: Sequence[Mapping[str, Any]], by_call_id: Mapping[str, str]
+) -> SearchText:
+    """One row's search text from the chat messages of its records."""
+    texts = [_search_text(m, by_call_id) for m in chat]
+    tool_name = next((t.tool_name for t in texts if t.tool_name), None)
+    body = "\n".join(t.body for t in texts if t.body)[:MAX_INDEXED_CHARS]
+    return SearchText(tool_name, text_digest(role, tool_name, body), body)
+
+
+def session_format(s: Session, session_id: str) -> str:
+    return s.scalar(select(SessionRow.format).where(SessionRow.id == session_id)) or formats.CHAT
 
 
 def archive_active(
@@ -98,7 +123,7 @@ def archive_active(
         where.append(MessageRow.seq <= upto_seq)
     if generation is not None:
         where.append(MessageRow.generation == generation)
-    rows = _archived(s, where, prepared)
+    rows = _archived(s, session_id, where, prepared)
     if not rows:
         return 0
     s.execute(
@@ -111,7 +136,10 @@ def archive_active(
 
 
 def _archived(
-    s: Session, where: Sequence[ColumnElement[bool]], prepared: Mapping[int, SearchText] | None
+    s: Session,
+    session_id: str,
+    where: Sequence[ColumnElement[bool]],
+    prepared: Mapping[int, SearchText] | None,
 ) -> list[tuple[int, int, SearchText]]:
     """(id, seq, search text) of the messages about to be archived, in seq order."""
     if prepared is not None:
@@ -121,14 +149,15 @@ def _archived(
             return [(message_id, seq, prepared[seq]) for message_id, seq in ids]
     with_data = select(MessageRow.id, MessageRow.seq, MessageRow.data).where(*where)
     found = s.execute(with_data.order_by(MessageRow.seq)).all()
-    texts = search_texts((row.seq, row.data) for row in found)
+    texts = search_texts(((row.seq, row.data) for row in found), session_format(s, session_id))
     return [(row.id, row.seq, texts[row.seq]) for row in found]
 
 
 def index_messages(s: Session, *, session_id: str, rows: Sequence[tuple[int, int, Any]]) -> None:
     """Write the search text of archived messages given as (id, seq, data) rows; a text the
     session already holds is written as a copy (no body, nothing to index again)."""
-    texts = search_texts((seq, data) for _, seq, data in rows)
+    fmt = session_format(s, session_id)
+    texts = search_texts(((seq, data) for _, seq, data in rows), fmt)
     _write_index(s, session_id, [(message_id, seq, texts[seq]) for message_id, seq, _ in rows])
 
 
@@ -224,8 +253,12 @@ def _hand_over(s: Session, session_id: str, digest: str) -> None:
     ).one_or_none()
     if copy is None:
         return  # no archived copy left: the text is gone from the archive
-    message = copy.data if isinstance(copy.data, Mapping) else {}
-    body = searchable_text(message, tool_name=copy.tool_name)
+    fmt = session_format(s, session_id)
+    if fmt == formats.CHAT:
+        message = copy.data if isinstance(copy.data, Mapping) else {}
+        body = searchable_text(message, tool_name=copy.tool_name)
+    else:
+        body = search_texts([(0, copy.data)], fmt)[0].body
     s.execute(update(ArchiveTextRow).where(ArchiveTextRow.id == copy.id).values(body=body))
 
 

@@ -50,6 +50,7 @@ class JobClaim:
     target_tokens: int | None  # the size a manual compaction asked for
     model: str
     context_length: int
+    format: str  # the wire format of ``messages`` (worker.compressor.formats)
     upto_seq: int  # 0 when the session had no active message
     snapshot_rewrite_count: int
     messages: tuple[dict[str, Any], ...]  # wire dicts, active, seq <= upto_seq, in order
@@ -116,6 +117,7 @@ def _read(s: Session, job_id: str, *, lock: bool = False) -> _Read | None:
         target_tokens=job.target_tokens,
         model=session.model,
         context_length=session.context_length,
+        format=session.format,
         upto_seq=seqs[-1] if seqs else 0,
         snapshot_rewrite_count=session.rewrite_count,
         messages=messages,

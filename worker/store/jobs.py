@@ -158,6 +158,14 @@ def add_job(
     return row
 
 
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Compacted messages as stored (wire dicts in the session's format), and their counts."""
+
+    messages: Sequence[Any]
+    token_counts: Sequence[int]
+
+
 def write_back(
     db: Database,
     *,
@@ -168,11 +176,14 @@ def write_back(
     thrash_strikes: int = 2,
     ineffective_savings_pct: float = 10.0,
     archive_texts: Mapping[int, SearchText] | None = None,
+    rows: Rows | None = None,
 ) -> JobRow:
     """Apply a compaction in ONE transaction and finish the job; returns the finished row.
 
     ``archive_texts``: the search text of the claimed messages by seq, made before the write
     transaction so that it does less while it holds the lock (archive_index.search_texts).
+    ``rows``: the compacted messages as the session stores them, in its wire format (default:
+    ``result``'s messages and counts, in OpenAI Chat form).
 
     A result that changed nothing finishes the job as ``aborted`` or ``skipped`` (its
     ``noop_reason``). If a snapshot PUT or another compaction rewrote the session since the
@@ -187,8 +198,10 @@ def write_back(
             skip_reason=report.noop_reason, report=report, timings=timings,
             thrash_strikes=thrash_strikes,
         )  # fmt: skip
-    if len(result.token_counts) != len(result.messages):
-        raise ValueError("result.token_counts must give one count per compacted message")
+    if rows is None:
+        rows = Rows(to_wire_list(result.messages), list(result.token_counts))
+    if len(rows.token_counts) != len(rows.messages):
+        raise ValueError("one token count per compacted message is needed")
     try:
         with db.write() as s:
             job = _fenced_job(s, job_id, attempt, statuses=("running",))
@@ -196,7 +209,7 @@ def write_back(
             if session.rewrite_count != job.snapshot_rewrite_count:
                 _finish(job, "skipped", skip_reason="superseded", report=report, timings=timings)
                 return job
-            _replace_compacted(s, job, session, result, archive_texts)
+            _replace_compacted(s, job, session, result, rows, archive_texts)
             _update_thrash_state(
                 session,
                 savings_pct=report.savings_pct,
@@ -459,6 +472,7 @@ def _replace_compacted(
     job: JobRow,
     session: SessionRow,
     result: CompactionResult,
+    rows: Rows,
     archive_texts: Mapping[int, SearchText] | None,
 ) -> None:
     """Archive up to upto_seq, insert the compacted set, then move later appends after it."""
@@ -478,8 +492,8 @@ def _replace_compacted(
         .order_by(MessageRow.seq)
     ).all()
     generation = session.compaction_count + 1
-    compacted = to_wire_list(result.messages)
-    insert_rows(s, session, compacted, result.token_counts, generation=generation)
+    compacted = rows.messages
+    insert_rows(s, session, compacted, rows.token_counts, generation=generation)
     if later:
         # Fresh seqs above every existing one: they order after the compacted part and can
         # never collide with a seq already taken.
@@ -489,7 +503,7 @@ def _replace_compacted(
     session.version += 1
     session.rewrite_count += 1
     session.compaction_count = generation
-    session.token_total = sum(result.token_counts) + sum(row.tokens for row in later)
+    session.token_total = sum(rows.token_counts) + sum(row.tokens for row in later)
     session.message_count = len(compacted) + len(later)
     if result.summary is not None:
         session.previous_summary = result.summary

@@ -43,6 +43,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from worker.compressor.formats import CHAT
 from worker.compressor.jsonvalue import text_without_lone_surrogates
 
 # SQLite only autoincrements INTEGER PRIMARY KEY.
@@ -112,6 +113,8 @@ class SessionRow(Base):
     id: Mapped[str] = mapped_column(String(255), primary_key=True)  # the gateway's key
     model: Mapped[str] = mapped_column(String(200))
     context_length: Mapped[int] = mapped_column(Integer)
+    # The wire format its messages are stored and answered in (worker.compressor.formats).
+    format: Mapped[str] = mapped_column(String(32), server_default=CHAT)
     version: Mapped[int] = mapped_column(BigInteger, default=1)  # bumped on every change
     # Bumped by a snapshot PUT or a compaction, not by appends: a job's write-back refuses when
     # it moved since the job's snapshot.

@@ -18,6 +18,8 @@ from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from worker.compressor import formats
+from worker.compressor.formats import CHAT
 from worker.store.archive_index import archive_active
 from worker.store.db import Database
 from worker.store.errors import (
@@ -57,6 +59,7 @@ class SessionState:
     reported_version: int | None
     ineffective_count: int
     thrash_until_tokens: int | None
+    format: str  # the wire format its messages are in (worker.compressor.formats)
 
 
 # Built once: a statement made per request costs more CPU to build and key for the compiled
@@ -110,8 +113,10 @@ def put_snapshot(
     prompt_tokens: int | None = None,
     if_match: int | None = None,
     callback_url: str | None = None,
+    format: str = CHAT,
 ) -> SessionState:
-    """Replace the active transcript (the old one is archived, not deleted); create if new."""
+    """Replace the active transcript (the old one is archived, not deleted); create if new.
+    ``messages``: as stored (``formats.rows_of``), in ``format``."""
     for attempt in range(2):
         try:
             with db.write() as s:
@@ -119,6 +124,7 @@ def put_snapshot(
                     s, lock_state(s, session_id), session_id=session_id, model=model,
                     context_length=context_length, messages=messages, token_counts=token_counts,
                     prompt_tokens=prompt_tokens, if_match=if_match, callback_url=callback_url,
+                    format=format,
                 ).state  # fmt: skip
         except IntegrityError as exc:
             if attempt or not first_put_raced(exc):
@@ -175,13 +181,17 @@ def write_snapshot(
     prompt_tokens: int | None = None,
     if_match: int | None = None,
     callback_url: str | None = None,
+    format: str = CHAT,
 ) -> Written:
-    """``put_snapshot`` inside the caller's transaction; ``state`` is ``lock_state``'s."""
+    """``put_snapshot`` inside the caller's transaction; ``state`` is ``lock_state``'s. A
+    snapshot sets the session's format (its messages are all in it)."""
     _check_counts(messages, token_counts)
     _check_if_match(state, if_match)
     now = utcnow()
     totals = {"token_total": sum(token_counts), "message_count": len(messages)}
-    values: dict[str, Any] = {"model": model, "context_length": context_length, **totals}
+    values: dict[str, Any] = {
+        "model": model, "context_length": context_length, "format": format, **totals,
+    }  # fmt: skip
     if callback_url is not None:
         values["callback_url"] = callback_url
     conn = s.connection()
@@ -191,14 +201,14 @@ def write_snapshot(
         values |= _reported(1, prompt_tokens)
         stamps = {"created_at": now, "updated_at": now, "last_activity_at": now}
         conn.execute(_INSERT_SESSION, {"id": session_id, **values, **stamps})
-        _insert_turns(conn, session_id, 1, messages, token_counts, now)
+        _insert_turns(conn, session_id, 1, messages, token_counts, now, format)
         return Written(_state_of(session_id, values), open_job_id=None)  # no job without it
     archive_active(s, session_id=session_id, now=now)
     version = state.version + 1
     values |= {"version": version, "rewrite_count": state.rewrite_count + 1,
                "next_seq": state.next_seq + len(messages)}  # fmt: skip
     values |= _reported(version, prompt_tokens)
-    _insert_turns(conn, session_id, state.next_seq, messages, token_counts, now)
+    _insert_turns(conn, session_id, state.next_seq, messages, token_counts, now, format)
     open_job_id = _update(conn, session_id, values, now)
     state = replace(state, **{k: v for k, v in values.items() if k != "callback_url"})
     return Written(state, open_job_id)
@@ -228,7 +238,7 @@ def write_append(
         "message_count": state.message_count + len(messages),
     } | _reported(version, prompt_tokens)
     conn = s.connection()
-    _insert_turns(conn, session_id, state.next_seq, messages, token_counts, now)
+    _insert_turns(conn, session_id, state.next_seq, messages, token_counts, now, state.format)
     open_job_id = _update(conn, session_id, values, now)
     return Written(replace(state, **values), open_job_id)
 
@@ -248,9 +258,12 @@ def _insert_turns(
     messages: Sequence[dict[str, Any]],
     token_counts: Sequence[int],
     now: datetime,
+    format: str,
 ) -> None:
     if messages:
-        values = message_values(session_id, first_seq, messages, token_counts, now=now)
+        values = message_values(
+            session_id, first_seq, messages, token_counts, now=now, format=format
+        )
         conn.execute(_INSERT_MESSAGES, values)
 
 
@@ -270,7 +283,7 @@ def _state_of(session_id: str, values: dict[str, Any]) -> SessionState:
         next_seq=values["next_seq"], token_total=values["token_total"],
         message_count=values["message_count"], reported_tokens=values.get("reported_tokens"),
         reported_version=values.get("reported_version"), ineffective_count=0,
-        thrash_until_tokens=None,
+        thrash_until_tokens=None, format=values["format"],
     )  # fmt: skip
 
 
@@ -357,7 +370,9 @@ def insert_rows(
     """Insert messages with fresh seqs from the session's counter (the row must be locked)."""
     if not messages:
         return
-    values = message_values(row.id, row.next_seq, messages, token_counts, generation=generation)
+    values = message_values(
+        row.id, row.next_seq, messages, token_counts, generation=generation, format=row.format
+    )
     s.execute(insert(MessageRow), values)
     row.next_seq += len(values)
 
@@ -370,14 +385,17 @@ def message_values(
     *,
     generation: int = 0,
     now: datetime | None = None,
+    format: str = CHAT,
 ) -> list[dict[str, Any]]:
-    """The ``messages`` rows of active messages numbered from ``first_seq``."""
+    """The ``messages`` rows of active messages numbered from ``first_seq``; each is filed
+    under its role (``formats.row_role``: in OpenAI Chat form, the message's own)."""
     now = now or utcnow()
+    fmt = formats.check_format(format)
     return [
         {
             "session_id": session_id,
             "seq": first_seq + i,
-            "role": str(message.get("role")),
+            "role": str(message.get("role")) if fmt == CHAT else formats.row_role(fmt, message),
             "data": dict(message),
             "tokens": int(tokens),
             "active": True,
