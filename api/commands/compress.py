@@ -1,7 +1,8 @@
 """``compaction compress FILE``: compact one transcript file offline; print messages + report.
 
-The file holds a JSON list of OpenAI-format messages, or ``{"messages": [...]}``, plain or
-gzip-compressed. The summarizer is the one the settings describe (the LLM when
+The file holds a JSON list of messages, or ``{"messages": [...]}`` (plus ``"system"`` for
+``anthropic.messages``), plain or gzip-compressed, in the wire format ``--format`` names
+(``openai.chat`` by default); the result is written in the same format. The summarizer is the one the settings describe (the LLM when
 ``COMPACTION_LLM_BASE_URL`` is set, else the extractive one), so this runs exactly what a worker
 would, minus the queue and the database. With ``--out`` a one-line summary goes to stderr; a
 result that does not fit the window, or is larger than ``--target-tokens`` asked for, is still
@@ -21,6 +22,7 @@ from typing import Any
 
 HELP = "compact one transcript file offline and print messages + report"
 DEFAULT_CONTEXT_LENGTH = 128_000
+DEFAULT_FORMAT = "openai.chat"  # an unknown one is refused by the core (formats.check_format)
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -46,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the size to compact to, in tokens, at most the context length "
         "(default: COMPACTION_TARGET_RATIO of it)",
     )
+    parser.add_argument(
+        "--format",
+        default=DEFAULT_FORMAT,
+        metavar="F",
+        help="the transcript's wire format: openai.chat (the default), anthropic.messages "
+        "(system beside the messages) or openai.responses; the result is in the same one",
+    )
     parser.add_argument("--focus", metavar="TOPIC", help="favour this topic in the summary")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write the result here")
     parser.add_argument(
@@ -57,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = compact_file(
             args.file, context_length=args.context_length, target_tokens=args.target_tokens,
-            focus=args.focus, model=args.model,
+            focus=args.focus, model=args.model, fmt=args.format,
         )  # fmt: skip
         write_result(result, args.out)
     except UsageError as exc:
@@ -100,12 +109,14 @@ def compact_file(
     target_tokens: int | None,
     focus: str | None,
     model: str | None,
+    fmt: str = DEFAULT_FORMAT,
 ) -> dict[str, Any]:
-    """Read, compact and return ``{"messages", "report"}`` for one transcript file."""
+    """Read, compact and return ``{"messages", "report"}`` (and ``"system"`` in
+    ``anthropic.messages``) for one transcript file in the wire format ``fmt``."""
+    from worker.compressor import formats
     from worker.compressor.compress import compress
     from worker.compressor.config import CompressConfig
     from worker.compressor.errors import InvalidTranscriptError
-    from worker.compressor.messages import parse_messages, to_wire_list
     from worker.encodings import counter_for_model
     from worker.settings import get_settings
     from worker.summarizers import build_summarizer, close_summarizer
@@ -116,7 +127,12 @@ def compact_file(
         )
     check_target(target_tokens, context_length)
     try:
-        messages = parse_messages(_messages_of(read_json(path), path))
+        known = formats.check_format(fmt)
+    except InvalidTranscriptError as exc:
+        raise UsageError(f"--format: {exc}") from exc
+    try:
+        doc = read_json(path)
+        messages = formats.read(known, _messages_of(doc, path), _system_of(doc))
     except InvalidTranscriptError as exc:
         raise UsageError(f"{path}: invalid transcript: {exc}") from exc
     settings = get_settings()
@@ -141,7 +157,11 @@ def compact_file(
         )
     finally:
         close_summarizer(summarizer)
-    return {"messages": to_wire_list(result.messages), "report": result.report.to_dict()}
+    written = formats.write(known, result.messages)
+    out: dict[str, Any] = {"messages": written.messages}
+    if known == formats.ANTHROPIC:
+        out["system"] = written.system
+    return out | {"report": result.report.to_dict()}
 
 
 def check_target(target_tokens: int | None, context_length: int) -> None:
@@ -208,6 +228,11 @@ def _messages_of(doc: object, path: Path) -> object:
             raise UsageError(f'{path}: expected a JSON list of messages or {{"messages": [...]}}')
         return doc["messages"]
     return doc
+
+
+def _system_of(doc: object) -> object:
+    """An Anthropic transcript's system prompt, given beside its messages."""
+    return doc.get("system") if isinstance(doc, dict) else None
 
 
 def write_result(result: dict[str, Any], out: Path | None) -> None:

@@ -15,6 +15,12 @@ from bench.retention.corpus import CORPUS_DIR
 from tests.data import REAL_TRANSCRIPTS_DIR
 from tests.factories import make_transcript
 from tests.support.fake_openai import FakeOpenAI, Reply
+from tests.support.wire_formats import (
+    anthropic_violations,
+    responses_violations,
+    to_anthropic,
+    to_responses,
+)
 from worker.compressor.messages import parse_messages
 from worker.settings import get_settings
 
@@ -326,3 +332,51 @@ def test_settings_out_of_range_are_refused_at_start(
     assert (code, out, err.count("\n")) == (2, "", 1), err
     assert problem in err
     assert "Value error" not in err  # pydantic's prefix says nothing to whoever fixes the variable
+
+
+@pytest.mark.parametrize("fmt", ["anthropic.messages", "openai.responses"])
+def test_compacts_a_transcript_in_another_wire_format_and_answers_in_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    chat = parse_messages(make_transcript(turns=20))
+    if fmt == "anthropic.messages":
+        system, turns = to_anthropic(chat, seed=3)
+        doc: dict[str, Any] = {"system": system, "messages": turns}
+    else:
+        doc = {"messages": to_responses(chat, seed=3)}
+    args = [str(write(tmp_path, doc)), "--context-length", "8000", "--format", fmt]
+    code, out, err = run_cli(args, capsys)
+    assert (code, err) == (0, "")
+    result = json.loads(out)
+    assert result["report"]["messages_after"] < result["report"]["messages_before"]
+    if fmt == "anthropic.messages":
+        assert anthropic_violations(result["system"], result["messages"]) == []
+        # The system prompt stays, the compaction note after it.
+        original = system if isinstance(system, str) else system[0]["text"]
+        kept = (
+            result["system"] if isinstance(result["system"], str) else result["system"][0]["text"]
+        )
+        assert kept.startswith(original)
+    else:
+        assert "system" not in result
+        assert responses_violations(result["messages"]) == []
+    assert result["messages"][-1] == doc["messages"][-1]
+
+
+def test_an_unknown_format_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, make_transcript(turns=3))
+    code, out, err = run_cli([str(path), "--format", "anthropic"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        "compaction compress: error: --format: unknown format 'anthropic': one of "
+        "openai.chat, anthropic.messages, openai.responses\n"
+    )
+
+
+def test_a_malformed_block_names_its_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = {"messages": [{"role": "user", "content": [{"type": "text"}]}]}
+    code, _, err = run_cli([str(write(tmp_path, doc)), "--format", "anthropic.messages"], capsys)
+    assert code == 2
+    assert err.endswith("invalid transcript: messages[0].content[0].text: must be a string\n"), err
