@@ -37,6 +37,7 @@ class BenchVenv:
     version: str
     constraints: Path | None = None  # pip constraints for what the package pulls in
     error: type[BenchEnvError] = BenchEnvError  # raised when making or talking to it fails
+    also: tuple[str, ...] = ()  # further pinned requirements installed beside it ("x==1.0")
 
     @property
     def python(self) -> Path:
@@ -46,18 +47,27 @@ class BenchVenv:
     def requirement(self) -> str:
         return f"{self.package}=={self.version}"
 
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        return (self.requirement, *self.also)
+
+    @property
+    def stamp(self) -> str:
+        """What the finished venv's stamp says: its version (and what else it holds)."""
+        return " ".join((self.version, *self.also))
+
     def ensure(self, *, log: Any = print) -> float:
         """Create and install the venv unless a finished one is there; return the seconds taken."""
         stamp = self.path / STAMP_NAME
-        if stamp.exists() and stamp.read_text().strip() == self.version:
+        if stamp.exists() and stamp.read_text().strip() == self.stamp:
             return 0.0
-        log(f"setting up {self.path} ({self.requirement}); the first run only")
+        log(f"setting up {self.path} ({' '.join(self.requirements)}); the first run only")
         started = time.monotonic()
         self._run([sys.executable, "-m", "venv", "--clear", str(self.path)])
         pip = [str(self.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
         pins = ["-c", str(self.constraints)] if self.constraints is not None else []
-        self._run([*pip, *pins, self.requirement])
-        stamp.write_text(self.version + "\n")
+        self._run([*pip, *pins, *self.requirements])
+        stamp.write_text(self.stamp + "\n")
         return time.monotonic() - started
 
     def _run(self, cmd: Sequence[str]) -> None:

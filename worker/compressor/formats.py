@@ -654,11 +654,14 @@ def _responses_items(msg: Message) -> list[dict[str, Any]]:
 def _assistant_message(
     template: Mapping[str, Any] | None, texts: Sequence[Part], kinds: list[str]
 ) -> dict[str, Any]:
-    item: dict[str, Any] = (
-        dict(template) if template is not None else {"type": "message", "role": "assistant"}
-    )
-    item.pop("id", None)  # its content is new
-    item["content"] = [_text_part(str(p.get("text", "")), kinds, "output_text") for p in texts]
+    """What the assistant said, as an input message of its own (rewritten text is no output
+    item of the API's: no id, no status; its content a string, as input messages take it)."""
+    item: dict[str, Any] = {"type": "message", "role": "assistant"}
+    for key, value in (template or {}).items():
+        if key not in ("id", "status", "content", "type", "role"):
+            item[key] = value
+    del kinds[: len(texts)]
+    item["content"] = "\n\n".join(str(p.get("text", "")) for p in texts)
     return item
 
 
