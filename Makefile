@@ -54,7 +54,8 @@ typecheck: install
 	$(BIN)/mypy
 
 # Ours against Hermes' ContextCompressor: speed, then what survives compaction (the dev corpus and
-# the held-out one) and how many of the decisions kept are decisions (a labeled set); the first run
+# the held-out one, then again with Claude Code, Codex and the chats in their own wire formats)
+# and how many of the decisions kept are decisions (a labeled set); the first run
 # also makes bench/.hermes-venv (1-2 min). Then the conformance kit's canaries in long chats over
 # five rounds and its fixed-budget benchmark (~1 min; the first run also makes bench/.kit-venv);
 # CHAT_ARGS="--seeds 9-40" runs other seeds. Then archive search and paging over 1,000,000
@@ -67,6 +68,8 @@ bench: install
 	$(BIN)/python -m bench.compress_vs_hermes $(BENCH_ARGS)
 	$(BIN)/python -m bench.retention.run $(RETENTION_ARGS)
 	$(BIN)/python -m bench.retention.run --corpus heldout $(RETENTION_ARGS)
+	$(BIN)/python -m bench.retention.run --wire native $(RETENTION_ARGS)
+	$(BIN)/python -m bench.retention.run --wire native --corpus heldout $(RETENTION_ARGS)
 	$(BIN)/python -m bench.decision_precision
 	$(BIN)/python -m bench.chat_retention $(CHAT_ARGS)
 	$(BIN)/python -m bench.archive_search $(or $(ARCHIVE_ARGS),--backend sqlite)

@@ -37,10 +37,13 @@ from bench.hermes_env import HermesProcess
 from bench.ours import BENCH_TODAY
 from bench.retention import corpus, score
 from bench.retention.plants import KINDS
+from tests.support.wire_formats import to_anthropic, to_responses
+from worker.compressor import formats
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.extractive import ExtractiveSummarizer
 from worker.compressor.messages import parse_messages, to_wire_list
+from worker.compressor.report import CompactionReport
 from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
 from worker.compressor.tokens import TokenCounter
 from worker.compressor.tooluse import Shown, read_tool_uses
@@ -57,6 +60,24 @@ MARKERS = {
         "<!-- retention-heldout:results:begin -->",
         "<!-- retention-heldout:results:end -->",
     ),
+    "dev-native": (
+        "<!-- retention-native:results:begin -->",
+        "<!-- retention-native:results:end -->",
+    ),
+    "heldout-native": (
+        "<!-- retention-heldout-native:results:begin -->",
+        "<!-- retention-heldout-native:results:end -->",
+    ),
+}
+# The wire format each agent's sessions are held in where it is not OpenAI Chat (``--wire
+# native``): Claude Code and the chats of a messaging gateway in Anthropic blocks, Codex in
+# Responses items (tests/support/wire_formats.py writes them as such gateways hold them).
+NATIVE_WIRE: dict[str, formats.Format] = {
+    "claude_code": formats.ANTHROPIC,
+    "chat": formats.ANTHROPIC,
+    "long_chat": formats.ANTHROPIC,
+    "codex": formats.RESPONSES,
+    "codex_text": formats.RESPONSES,
 }
 PATHS = ("extractive", "poor-llm", "hermes-fallback")
 POOR_SUMMARY = (
@@ -179,18 +200,31 @@ def _ours(
     config: CompressConfig,
     counter: TokenCounter,
     summarizer: Summarizer,
+    native: formats.Transcript | None = None,
 ) -> tuple[list[dict[str, Any]], list[str], float]:
+    """Compact the session; ``native``: the same session in another wire format, compacted in
+    it (wire in to wire out) and read back as chat messages for the scorer."""
     started = time.perf_counter()
     result = compress(
-        parse_messages(wire),
+        parse_messages(wire)
+        if native is None
+        else formats.read(native.format, native.messages, native.system),
         config=config,
         summarizer=summarizer,
         counter=TokenCounter(counter.encoding),
         today=BENCH_TODAY,
-        token_counts=counts,
+        token_counts=counts if native is None else None,
     )
+    if native is not None:
+        written = formats.write(native.format, result.messages)
+        seconds = time.perf_counter() - started
+        back = formats.read(native.format, written.messages, written.system)
+        return formats.as_chat(back), _notes(result.report), seconds
     seconds = time.perf_counter() - started
-    report = result.report
+    return to_wire_list(result.messages), _notes(result.report), seconds
+
+
+def _notes(report: CompactionReport) -> list[str]:
     notes = []
     if report.noop_reason:
         notes.append(f"no-op: {report.noop_reason}")
@@ -198,12 +232,18 @@ def _ours(
         notes.append("fallback used")
     if report.aborted:
         notes.append("aborted")
-    return to_wire_list(result.messages), notes, seconds
+    return notes
 
 
 def run_session(
-    doc: dict[str, Any], counter: TokenCounter, hermes: FailingSummaryHermes | None
+    doc: dict[str, Any],
+    counter: TokenCounter,
+    hermes: FailingSummaryHermes | None,
+    *,
+    native: bool = False,
 ) -> SessionResult:
+    """One session, each path; ``native``: ours compacts it in its agent's own wire format
+    (``NATIVE_WIRE``), Hermes (which speaks only OpenAI Chat) as it is."""
     wire: list[dict[str, Any]] = doc["messages"]
     truth: list[dict[str, Any]] = doc["truth"]
     counts = counter.count_messages(parse_messages(wire))
@@ -211,14 +251,15 @@ def run_session(
     window = math.ceil(tokens / HYGIENE_THRESHOLD)
     config = CompressConfig(context_length=window)
     paths: dict[str, PathResult] = {}
+    held = native_transcript(doc) if native else None
 
     extractive = ExtractiveSummarizer()
     paths["extractive"] = _guarded(
-        truth, lambda: _run_ours(truth, wire, counts, config, counter, extractive, [])
+        truth, lambda: _run_ours(truth, wire, counts, config, counter, extractive, [], held)
     )
     poor = PoorSummarizer()
     paths["poor-llm"] = _guarded(
-        truth, lambda: _run_ours(truth, wire, counts, config, counter, poor, poor.prompts)
+        truth, lambda: _run_ours(truth, wire, counts, config, counter, poor, poor.prompts, held)
     )
     if hermes is not None:
         paths["hermes-fallback"] = _guarded(
@@ -235,6 +276,16 @@ def run_session(
         paths,
         _exit_in_account(wire, truth),
     )
+
+
+def native_transcript(doc: dict[str, Any]) -> formats.Transcript:
+    """The session in its agent's own wire format, as its gateway holds it."""
+    fmt = NATIVE_WIRE[doc["format"]]
+    msgs = parse_messages(doc["messages"])
+    if fmt == formats.ANTHROPIC:
+        system, turns = to_anthropic(msgs, seed=len(msgs))
+        return formats.Transcript(fmt, turns, system)
+    return formats.Transcript(fmt, to_responses(msgs, seed=len(msgs)))
 
 
 def _exit_in_account(
@@ -280,9 +331,16 @@ def _run_ours(
     counter: TokenCounter,
     summarizer: Summarizer,
     prompts: list[str],
+    native: formats.Transcript | None = None,
 ) -> PathResult:
-    out, notes, seconds = _ours(wire, counts, config, counter, summarizer)
-    return _score(truth, wire, out, prompts, counter, seconds=seconds, notes=notes)
+    out, notes, seconds = _ours(wire, counts, config, counter, summarizer, native)
+    # In another format, what came in is compared as the scorer reads what came out.
+    before = wire if native is None else formats.as_chat(formats.read(*_held(native)))
+    return _score(truth, before, out, prompts, counter, seconds=seconds, notes=notes)
+
+
+def _held(native: formats.Transcript) -> tuple[formats.Format, list[Any], Any]:
+    return native.format, native.messages, native.system
 
 
 def _run_hermes(
@@ -527,6 +585,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--update-docs", action="store_true", help=f"rewrite the retention block in {DOCS}"
     )
     p.add_argument("--no-hermes", action="store_true", help="skip the Hermes path")
+    p.add_argument(
+        "--wire",
+        choices=("chat", "native"),
+        default="chat",
+        help="chat: every session in OpenAI Chat form (default); native: the sessions of the "
+        "agents that speak another format, in it (Claude Code and the chats as Anthropic "
+        "Messages, Codex as Responses items), on our paths only",
+    )
     p.add_argument("--label", help="name the measured core in the header (default: from git)")
     return p.parse_args(argv)
 
@@ -535,6 +601,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     directory, specs = corpus.CORPORA[args.corpus]
     docs = corpus.load_corpus(directory, args.sessions, specs)
+    native = args.wire == "native"
+    if native:
+        docs = [d for d in docs if d["format"] in NATIVE_WIRE]
     if not docs:
         raise SystemExit(
             f"no {args.corpus} sessions match {args.sessions!r} "
@@ -542,10 +611,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     started = time.monotonic()
     counter = counter_for_model(MODEL)
-    paths = PATHS if not args.no_hermes else PATHS[:2]
+    paths = PATHS if not (args.no_hermes or native) else PATHS[:2]
     hermes: FailingSummaryHermes | None = None
     hermes_version = "not run"
-    if not args.no_hermes:
+    if len(paths) == len(PATHS):
         setup = hermes_env.ensure_venv(log=lambda m: print(m, file=sys.stderr))
         if setup:
             print(f"hermes venv ready in {setup:.0f} s", file=sys.stderr)
@@ -558,13 +627,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"[{i}/{len(docs)}] {doc['name']}: {len(doc['messages']):,} messages",
                 file=sys.stderr,
             )
-            results.append(run_session(doc, counter, hermes))
+            results.append(run_session(doc, counter, hermes, native=native))
     finally:
         if hermes is not None:
             hermes.close()
     elapsed = time.monotonic() - started
     n_art = sum(len(r.truth) for r in results)
     which = "Held-out corpus: " if args.corpus != "dev" else ""
+    if native:
+        which += (
+            "In each agent's own wire format (Claude Code and the chats as Anthropic Messages, "
+            "Codex as OpenAI Responses items; ours wire in, wire out): "
+        )
     header = (
         f"{which}{len(results)} sessions, {sum(r.messages for r in results):,} messages, {n_art} planted "
         f"artifacts; each session compacted once at 85% of its window with "
@@ -590,7 +664,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             encoding="utf-8",
         )
     if args.update_docs:
-        update_docs(fragment, corpus_name=args.corpus)
+        update_docs(fragment, corpus_name=args.corpus + ("-native" if native else ""))
     return 0
 
 

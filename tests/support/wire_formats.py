@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -91,11 +92,27 @@ def _anthropic_result(text: str, call_id: str, rng: random.Random) -> dict[str, 
         "tool_use_id": call_id,
         "content": text if rng.randrange(2) else [{"type": "text", "text": text}],
     }
-    if "<returncode>0" not in text:
+    if failed(text):
         result["is_error"] = True
     if rng.randrange(5) == 0:
         result["cache_control"] = {"type": "ephemeral"}
     return result
+
+
+_RETURNCODE = re.compile(r"<returncode>(\d+)</returncode>")
+
+
+def failed(text: str) -> bool:
+    """Whether the agent's harness would have flagged the result ``is_error``: a non-zero
+    return code (mini-SWE-agent's tag, Claude Code's "Exit code N" first line) or a tool error
+    (Claude Code's ``<tool_use_error>``)."""
+    code = _RETURNCODE.search(text[:200])
+    if code is not None:
+        return code.group(1) != "0"
+    head = text.lstrip()[:40]
+    if head.startswith("Exit code "):
+        return not head.startswith("Exit code 0")
+    return "<tool_use_error>" in text[:200]
 
 
 def _anthropic_user(turns: list[dict[str, Any]], msg: Message, rng: random.Random) -> None:

@@ -42,7 +42,9 @@ from typing import Any, Final, Literal, TypeAlias, cast
 from worker.compressor.errors import InvalidTranscriptError
 from worker.compressor.markers import as_user_summary
 from worker.compressor.messages import (
+    IMAGE_PART_TYPES,
     MAX_NESTING,
+    TEXT_PART_TYPES,
     Content,
     Message,
     Part,
@@ -178,12 +180,26 @@ def chat_form(fmt: Format, row: Mapping[str, Any]) -> list[dict[str, Any]]:
     text and tool names are read from, in every format)."""
     if fmt == CHAT:
         return [dict(row)]
-    out = []
-    for record in row_records(fmt, row):
-        wire = to_wire_list([record])[0]
+    return as_chat(row_records(fmt, row))
+
+
+def as_chat(records: Sequence[Message]) -> list[dict[str, Any]]:
+    """Records as OpenAI Chat messages: their text and images, their calls (not where they
+    came from, nor the parts no chat message holds: thinking, reasoning, hosted tools)."""
+    out = to_wire_list(records)
+    for wire in out:
         wire.pop(ORIGIN, None)
-        out.append(wire)
+        content = wire.get("content")
+        if isinstance(content, list):
+            kept = [p for p in content if p.get("type") in _CHAT_PART_TYPES]
+            if not kept:
+                wire["content"] = ""
+            elif len(kept) < len(content):
+                wire["content"] = kept
     return out
+
+
+_CHAT_PART_TYPES = TEXT_PART_TYPES | IMAGE_PART_TYPES
 
 
 def row_tokens(fmt: Format, rows: Sequence[Any], counter: TokenCounter) -> list[int]:
