@@ -136,7 +136,8 @@ def test_the_summary_opens_the_users_turn_after_an_anthropic_system_prompt() -> 
     assert is_summary(formats.read(formats.ANTHROPIC, [first])[0])
     assert out.messages[-1] == turns[-1]  # the latest user message, as it came
     # The next pass finds the summary in the user's turn, and the turn's own words after it.
-    turns2 = out.messages + [
+    turns2 = [
+        *out.messages,
         {"role": "assistant", "content": "More steps. " + "details " * 300},
         {"role": "user", "content": "and now the rollback plan"},
     ]
