@@ -32,7 +32,11 @@ def consumed(value: Any) -> Any:
         return [consumed(v) for v in value]
     if isinstance(value, (str, bytes, int, float, bool)) or value is None:
         return value
-    if isinstance(value, Iterator) or hasattr(value, "__next__") or "ValidatorIterator" in type(value).__name__:
+    if (
+        isinstance(value, Iterator)
+        or hasattr(value, "__next__")
+        or "ValidatorIterator" in type(value).__name__
+    ):
         return [consumed(v) for v in value]
     return value
 

@@ -91,6 +91,8 @@ def as_user_summary(text: str) -> str:
         return text
     marker = BRIEF_END_MARKER if text.startswith(BRIEF_PREFIX) else END_MARKER
     return f"{text}{SUMMARY_SEPARATOR}{marker}"
+
+
 # The same in every summary.
 FIXED_SUMMARY_PARTS = frozenset({SUMMARY_PREFIX, END_MARKER, BRIEF_PREFIX, BRIEF_END_MARKER})
 
