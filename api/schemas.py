@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from api.wire_schemas import ANTHROPIC_SYSTEM, MESSAGES_ITEMS
 from worker.callback_targets import literal_refusal
 from worker.compressor.formats import CHAT, Format
 from worker.hygiene import DecisionName
@@ -69,7 +70,7 @@ class SnapshotIn(_Body):
 
     model: Name = Field(min_length=1, max_length=MAX_MODEL_CHARS)
     context_length: int = Field(gt=0, le=MAX_CONTEXT_LENGTH)
-    messages: list[Any]
+    messages: list[Any] = Field(json_schema_extra={"items": MESSAGES_ITEMS})
     prompt_tokens: int | None = Field(default=None, ge=0, le=MAX_PROMPT_TOKENS)
     callback_url: Name | None = Field(default=None, max_length=MAX_URL_CHARS)
     format: Format = Field(
@@ -81,6 +82,7 @@ class SnapshotIn(_Body):
         default=None,
         description="anthropic.messages only: the system prompt (a string or text blocks), "
         "beside the messages",
+        json_schema_extra=ANTHROPIC_SYSTEM,
     )
 
     @field_validator("callback_url")
@@ -102,9 +104,9 @@ class SnapshotIn(_Body):
 
 
 class AppendIn(_Body):
-    """``POST /v1/sessions/{id}/messages``: new turns."""
+    """``POST /v1/sessions/{id}/messages``: new turns, in the session's format."""
 
-    messages: list[Any] = Field(min_length=1)
+    messages: list[Any] = Field(min_length=1, json_schema_extra={"items": MESSAGES_ITEMS})
     prompt_tokens: int | None = Field(default=None, ge=0, le=MAX_PROMPT_TOKENS)
 
 

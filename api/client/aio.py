@@ -70,7 +70,10 @@ class AsyncCompactionClient:
         callback_url: str | None = None,
         if_match: int | None = None,
         idempotency_key: str | None = None,
+        format: str | None = None,
+        system: Any = None,
     ) -> HygieneAnswer:
+        """``CompactionClient.put_session``, awaited."""
         call = calls.put_session(
             session_id,
             model=model,
@@ -80,6 +83,8 @@ class AsyncCompactionClient:
             callback_url=callback_url,
             if_match=if_match,
             idempotency_key=calls.key_or_new(idempotency_key),
+            format=format,
+            system=system,
         )
         return await self._send(call)
 

@@ -168,6 +168,8 @@ def put_session(
     callback_url: str | None,
     if_match: int | None,
     idempotency_key: str,
+    format: str | None = None,
+    system: Any = None,
 ) -> Call[HygieneAnswer]:
     body: dict[str, Any] = {
         "model": model,
@@ -178,6 +180,10 @@ def put_session(
         body["prompt_tokens"] = prompt_tokens
     if callback_url is not None:
         body["callback_url"] = callback_url
+    if format is not None:
+        body["format"] = format
+    if system is not None:
+        body["system"] = system
     headers = _write_headers(idempotency_key=idempotency_key, if_match=if_match)
     return Call("PUT", session_path(session_id), _hygiene, body, headers, retryable=True)
 

@@ -196,6 +196,8 @@ class Transcript:
 
     version: int
     messages: list[Message]
+    format: str = "openai.chat"  # the session's wire format: messages are in it
+    system: Any = None  # anthropic.messages: the system prompt beside the messages
 
     @classmethod
     def from_json(cls, data: object) -> Transcript:
@@ -203,7 +205,12 @@ class Transcript:
         messages = body["messages"]
         if not isinstance(messages, list):
             raise UnexpectedAnswerError("transcript: messages is not a list")
-        return cls(version=body["version"], messages=messages)
+        return cls(
+            version=body["version"],
+            messages=messages,
+            format=str(body.get("format", "openai.chat")),
+            system=body.get("system"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,6 +83,8 @@ class CompactionClient:
         callback_url: str | None = None,
         if_match: int | None = None,
         idempotency_key: str | None = None,
+        format: str | None = None,
+        system: Any = None,
     ) -> HygieneAnswer:
         """Store the full transcript (the previous one is archived), then decide hygiene.
 
@@ -92,6 +94,10 @@ class CompactionClient:
                 ``VersionConflictError`` instead of overwriting a compaction not yet seen.
             idempotency_key: names this write; one is generated when not given. Retries send
                 the same key, so the snapshot is stored once whatever happens to the answers.
+            format: the messages' wire format (``openai.chat``, the default;
+                ``anthropic.messages``; ``openai.responses``): the session keeps it, appends
+                are in it and ``get_messages`` answers in it.
+            system: ``anthropic.messages`` only: the system prompt beside the messages.
         """
         call = calls.put_session(
             session_id,
@@ -102,6 +108,8 @@ class CompactionClient:
             callback_url=callback_url,
             if_match=if_match,
             idempotency_key=calls.key_or_new(idempotency_key),
+            format=format,
+            system=system,
         )
         return self._send(call)
 

@@ -99,6 +99,27 @@ def test_a_session_round_trip_answers_typed_values(queue: CompactionClient) -> N
     assert session.last_job is None and session.last_activity_at.tzinfo is not None
     transcript = queue.get_messages("s1")
     assert transcript.version == 2 and transcript.messages == [*messages, user("and now?")]
+    assert (transcript.format, transcript.system) == ("openai.chat", None)
+
+
+def test_a_session_in_anthropic_form_comes_back_in_it(queue: CompactionClient) -> None:
+    system = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
+    turns = [
+        {"role": "user", "content": "What is in the repo?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "A service."}]},
+        {"role": "user", "content": [{"type": "text", "text": "And the tests?"}]},
+    ]
+    answer = queue.put_session(
+        "a1", model="gpt-4", context_length=WINDOW, messages=turns,
+        format="anthropic.messages", system=system,
+    )  # fmt: skip
+    assert answer.version == 1
+    transcript = queue.get_messages("a1")
+    assert (transcript.format, transcript.system, transcript.messages) == (
+        "anthropic.messages",
+        system,
+        turns,
+    )
 
 
 def test_crossing_the_threshold_opens_a_job_that_a_manual_compaction_names(
