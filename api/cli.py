@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "sweep": "run the idle-session sweep now",
     "stats": "a table of recent jobs",
     "compile": "build the compiled compressor core (mypyc); --status says which one runs",
+    "mcp": "the service's recall tools as an MCP server (stdio; streamable HTTP with --http)",
 }
 
 

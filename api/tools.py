@@ -7,6 +7,11 @@ A gateway that receives a call runs it against this API for the session in quest
   the model the answer's ``hits`` (seq, role, tool name, snippet) as the tool result.
 - ``recall_message(seq, before, after)``: ``GET /v1/sessions/{id}/archive/{seq}?before=&after=``;
   give the model the answer's ``messages``.
+- ``compaction_history(limit)``: ``GET /v1/jobs?session_id={id}&limit=<limit>``; give the model
+  each job's trigger, status, times and sizes.
+
+``api/client/tools.py`` runs a call so for a gateway (the Hermes engine, the MCP server and the
+LangChain middleware use it); ``compaction mcp`` serves the same definitions as MCP tools.
 
 The summary's reference-only prefix (worker/compressor/markers.py) tells the model that exact
 earlier content can be found this way.
@@ -92,4 +97,32 @@ RECALL_MESSAGE: dict[str, Any] = {
     },
 }
 
-TOOLS: tuple[dict[str, Any], ...] = (RECALL, RECALL_MESSAGE)
+HISTORY_LIMIT_DEFAULT, HISTORY_LIMIT_MAX = 10, 50
+
+COMPACTION_HISTORY: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "compaction_history",
+        "description": (
+            "List the compactions of this conversation, newest first: when each ran, what "
+            "started it, how many messages it summarized and the size before and after, and "
+            "whether its summary is a fallback. Use it to tell how much of the conversation "
+            "the summary stands for, or whether an earlier pass failed."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "limit": {
+                    "type": "integer",
+                    "description": "How many compactions to list.",
+                    "minimum": 1,
+                    "maximum": HISTORY_LIMIT_MAX,
+                    "default": HISTORY_LIMIT_DEFAULT,
+                },
+            },
+            "additionalProperties": False,
+        },
+    },
+}
+
+TOOLS: tuple[dict[str, Any], ...] = (RECALL, RECALL_MESSAGE, COMPACTION_HISTORY)

@@ -222,6 +222,10 @@ class AsyncCompactionClient:
             )
         )
 
+    async def list_jobs(self, session_id: str, *, limit: int | None = None) -> list[Job]:
+        """The session's jobs, newest first (at most ``limit``)."""
+        return await self._send(calls.list_jobs(session_id, limit=limit))
+
     async def list_tools(self) -> list[dict[str, Any]]:
         """The recall tool definitions (OpenAI tools format) to hand a model."""
         return await self._send(calls.list_tools())

@@ -244,6 +244,20 @@ def get_job(job_id: str) -> Call[Job]:
     )
 
 
+def list_jobs(session_id: str, *, limit: int | None = None) -> Call[list[Job]]:
+    """``GET /v1/jobs?session_id=``: a session's jobs, newest first."""
+    params = {"session_id": session_id}
+    if limit is not None:
+        params["limit"] = str(limit)
+    return Call(
+        "GET",
+        "/v1/jobs",
+        lambda r: [Job.from_json(j) for j in r.json()["jobs"]],
+        params=params,
+        retryable=True,
+    )
+
+
 def get_archive(
     session_id: str,
     *,

@@ -251,6 +251,10 @@ class CompactionClient:
             )
         )
 
+    def list_jobs(self, session_id: str, *, limit: int | None = None) -> list[Job]:
+        """The session's jobs, newest first (at most ``limit``)."""
+        return self._send(calls.list_jobs(session_id, limit=limit))
+
     def list_tools(self) -> list[dict[str, Any]]:
         """The recall tool definitions (OpenAI tools format) to hand a model."""
         return self._send(calls.list_tools())

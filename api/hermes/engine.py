@@ -17,9 +17,9 @@ the agent wait for a summary:
 The service being down never stops the agent: a failed call is logged and the engine stays
 quiet for ``pause_after_failure_s``; the next write then sends everything it missed.
 
-The engine's tools are the service's recall tools (``GET /v1/tools``): ``recall`` searches the
-archived originals of this conversation, ``recall_message`` reads one in full. The summary's
-prefix tells the model they exist.
+The engine's tools are the service's (``GET /v1/tools``): ``recall`` searches the archived
+originals of this conversation, ``recall_message`` reads one in full, ``compaction_history``
+lists its compactions. The summary's prefix tells the model they exist.
 
 Appends carry ``If-Match`` with the version the engine last wrote: a 412 means the service
 wrote a version of its own (a finished compaction), so the turns go again without the agent's
@@ -56,6 +56,7 @@ from api.client import (
     VersionConflictError,
 )
 from api.client.sync import DEFAULT_BASE_URL
+from api.client.tools import TOOL_NAMES, run_tool
 from api.hermes.mirror import Message, Mirror, after_write, to_wire, unsent
 
 NAME = "compaction-queue"
@@ -241,8 +242,8 @@ class QueueEngine:
         return messages
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        """``recall`` and ``recall_message``, as the service defines them (``GET /v1/tools``);
-        none while the service cannot be asked."""
+        """The service's tools (``recall``, ``recall_message``, ``compaction_history``), as it
+        defines them (``GET /v1/tools``); none while the service cannot be asked."""
         if self._paused():
             return []
         try:
@@ -253,16 +254,16 @@ class QueueEngine:
         return [t["function"] for t in tools if t.get("function", {}).get("name") in RECALL_TOOLS]
 
     def handle_tool_call(self, name: str, args: Mapping[str, Any], **_: Any) -> str:
-        """Run a recall tool against the service's archive of this conversation; a JSON
-        answer for the model, an ``error`` one when it cannot (never an exception)."""
+        """Run one of the service's tools for this conversation (``api/client/tools.py``); a
+        JSON answer for the model, an ``error`` one when it cannot (never an exception)."""
         mirror = self._mirror
         if name not in RECALL_TOOLS:
             return json.dumps({"error": f"unknown tool {name!r}"})
         if mirror is None or mirror.version is None:
             return json.dumps({"error": "nothing of this conversation has been compacted yet"})
         try:
-            answer = recall(self._api(), mirror.session_id, name, args)
-        except (CompactionClientError, KeyError, TypeError, ValueError) as exc:  # bad args too
+            answer = run_tool(self._api(), mirror.session_id, name, args)
+        except CompactionClientError as exc:  # bad arguments too (ToolCallError)
             detail = exc.detail if isinstance(exc, ProblemError) else str(exc)
             return json.dumps({"error": detail})
         return json.dumps(answer, ensure_ascii=False)
@@ -426,34 +427,7 @@ class QueueEngine:
         )
 
 
-RECALL_TOOLS = frozenset({"recall", "recall_message"})
-
-
-def recall(
-    client: CompactionClient, session_id: str, name: str, args: Mapping[str, Any]
-) -> dict[str, Any]:
-    """A recall tool's answer, run as the service's tool definitions say (api/tools.py)."""
-    if name == "recall":
-        limit = args.get("limit")
-        found = client.search_archive(
-            session_id, str(args["query"]), limit=None if limit is None else int(limit)
-        )
-        hits = found.hits or []
-        return {
-            "hits": [
-                {"seq": h.seq, "role": h.role, "tool_name": h.tool_name, "snippet": h.snippet}
-                for h in hits
-            ],
-            "more": found.next_cursor is not None,
-        }
-    before, after = args.get("before"), args.get("after")
-    around = client.get_archived_message(
-        session_id,
-        int(args["seq"]),
-        before=None if before is None else int(before),
-        after=None if after is None else int(after),
-    )
-    return {"messages": [{"seq": m.seq, "message": m.message} for m in around.messages]}
+RECALL_TOOLS = frozenset(TOOL_NAMES)
 
 
 @functools.cache

@@ -174,7 +174,11 @@ def run_tool_call(api: Api, session_id: str, name: str, arguments: str) -> Any:
 def test_the_recall_tools_reach_an_archived_error_line(api: Api) -> None:
     archived_session(api)
     tools = api.client.get("/v1/tools").json()["tools"]
-    assert [t["function"]["name"] for t in tools] == ["recall", "recall_message"]
+    assert [t["function"]["name"] for t in tools] == [
+        "recall",
+        "recall_message",
+        "compaction_history",
+    ]
     for tool in tools:
         jsonschema.Draft202012Validator.check_schema(tool["function"]["parameters"])
     hits = run_tool_call(api, "s1", "recall", json.dumps({"query": "UniqueViolation", "limit": 3}))

@@ -33,6 +33,7 @@ from api.client import (
     UnprocessableError,
     VersionConflictError,
 )
+from api.client.tools import ToolCallError, run_tool
 from tests.api_support import TOKEN, Api, api_settings, open_api
 from tests.store_factories import make_transcript
 from tests.support.transports import AsyncWireTransport, Wire, WireTransport
@@ -523,7 +524,7 @@ def test_a_session_with_an_open_job_is_not_deleted_and_sessions_come_a_page_at_a
     assert [s.session_id for s in rest.sessions] == ["c"] and rest.next_cursor is None
     assert [s.session_id for s in queue.list_sessions(min_utilization=0.85).sessions] == ["b"]
     names = [t["function"]["name"] for t in queue.list_tools()]
-    assert names == ["recall", "recall_message"]
+    assert names == ["recall", "recall_message", "compaction_history"]
 
 
 def test_the_async_client_searches_reverts_lists_and_deletes(settings: Settings) -> None:
@@ -540,9 +541,29 @@ def test_the_async_client_searches_reverts_lists_and_deletes(settings: Settings)
             await queue.revert("a1", "no-such-job")
         page = await queue.list_sessions(model="gpt-4")
         assert [s.session_id for s in page.sessions] == ["a1"]
-        assert len(await queue.list_tools()) == 2
+        assert len(await queue.list_tools()) == 3
+        assert await queue.list_jobs("a1") == []  # nothing compacted it
         await queue.delete("a1")
         with pytest.raises(NotFoundError):
             await queue.get_messages("a1")
 
     run_async(settings, body)
+
+
+def test_a_tool_call_runs_through_the_client_and_bad_arguments_are_named(
+    queue: CompactionClient,
+) -> None:
+    first = [user("run it"), {"role": "assistant", "content": ERROR_LINE}]
+    queue.put_session("t1", model="gpt-4", context_length=WINDOW, messages=first)
+    queue.put_session("t1", model="gpt-4", context_length=WINDOW, messages=[user("x")])
+    found = run_tool(queue, "t1", "recall", {"query": "src/app/views.py:41", "limit": 2})
+    assert [h["role"] for h in found["hits"]] == ["assistant"] and found["more"] is False
+    whole = run_tool(queue, "t1", "recall_message", {"seq": found["hits"][0]["seq"], "after": 0})
+    assert whole["messages"][-1]["message"]["content"] == ERROR_LINE
+    assert run_tool(queue, "t1", "compaction_history", {}) == {"compactions": []}
+    with pytest.raises(ToolCallError, match="recall: limit must be an integer, not '2'"):
+        run_tool(queue, "t1", "recall", {"query": "x", "limit": "2"})
+    with pytest.raises(ToolCallError, match="recall_message: seq is required"):
+        run_tool(queue, "t1", "recall_message", {})
+    with pytest.raises(ToolCallError, match="unknown tool 'shell'"):
+        run_tool(queue, "t1", "shell", {})

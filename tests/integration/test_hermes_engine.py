@@ -295,7 +295,7 @@ def test_hermes_runs_on_the_queue_without_waiting_and_adopts_the_compaction_late
         turn = hermes.turn("step 10: what was that error, exactly?")
         recalled = [r.messages[-1] for r in agent_requests(llm)[before + 1 :]]
         offered = [t["function"]["name"] for t in agent_requests(llm)[before].body["tools"]]
-        assert offered == ["recall", "recall_message"]
+        assert offered == ["recall", "recall_message", "compaction_history"]
         assert [m["role"] for m in recalled] == ["tool", "tool"]
         assert "KeyError" in recalled[0]["content"]  # the hit's snippet
         # The message in full (Hermes cuts long tool output after its head: the line is first).
