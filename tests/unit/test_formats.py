@@ -305,3 +305,76 @@ def test_a_format_is_one_of_the_three() -> None:
     assert [formats.check_format(f) for f in formats.FORMATS] == list(formats.FORMATS)
     with pytest.raises(InvalidTranscriptError, match="unknown format 'anthropic'"):
         formats.check_format("anthropic")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+KEYS = st.sampled_from(
+    [
+        "role",
+        "content",
+        "type",
+        "text",
+        "id",
+        "name",
+        "input",
+        "tool_use_id",
+        "call_id",
+        "arguments",
+        "output",
+        "is_error",
+        "signature",
+        "thinking",
+        "encrypted_content",
+    ]
+)
+VALUES = st.sampled_from(
+    [
+        "user",
+        "assistant",
+        "system",
+        "developer",
+        "tool",
+        "text",
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "message",
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "custom_tool_call",
+        "input_text",
+        "output_text",
+        "x",
+    ]
+)
+SHAPED = st.recursive(
+    VALUES | JSON,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@pytest.mark.parametrize("fmt", formats.FORMATS)
+@settings(max_examples=300, deadline=None)
+@given(messages=st.lists(SHAPED, max_size=5), system=st.none() | SHAPED)
+def test_any_json_is_read_or_refused_by_name_and_what_is_read_comes_back(
+    fmt: formats.Format, messages: list[Any], system: Any
+) -> None:
+    sent = copy.deepcopy((messages, system))
+    try:
+        records = formats.read(fmt, messages, system)
+    except InvalidTranscriptError as exc:
+        assert str(exc)  # names the problem
+        return
+    back = formats.write(fmt, records)
+    assert (back.messages, back.system if fmt == formats.ANTHROPIC else None) == (
+        sent[0],
+        sent[1] if fmt == formats.ANTHROPIC else None,
+    )

@@ -406,7 +406,7 @@ def _read_responses(items: list[Any]) -> list[Message]:
             raise _problem(i, "type", "an item needs a string type (or a role, for a message)")
         role = raw.get("role")
         if kind == "message" and role != "assistant":
-            if role not in _USER_ROLES:
+            if not isinstance(role, str) or role not in _USER_ROLES:
                 raise _problem(i, "role", f"must be user, system, developer or assistant: {role!r}")
             close_run()
             content, kinds = _responses_parts(raw.get("content"), i, "content")
@@ -492,6 +492,7 @@ def _as_read(msgs: Sequence[Message], i: int) -> Origin | None:
 def _write_anthropic(msgs: Sequence[Message]) -> Transcript:
     system: Any = None
     turns: list[dict[str, Any]] = []
+    verbatim: list[bool] = []  # each turn: written as it came
     i = 0
     while i < len(msgs):
         msg = msgs[i]
@@ -502,7 +503,7 @@ def _write_anthropic(msgs: Sequence[Message]) -> Transcript:
             i += 1
             continue
         if origin is not None:
-            _append_turn(turns, origin.wire[0])
+            _append_turn(turns, verbatim, origin.wire[0], as_it_came=True)
             i += origin.members
             continue
         if not turns and msg.role == "assistant" and not msg.tool_calls:
@@ -510,7 +511,7 @@ def _write_anthropic(msgs: Sequence[Message]) -> Transcript:
             # after the system prompt (a summary) opens the user's turn instead, framed as a
             # summary in the user's turn is.
             msg = Message("user", as_user_summary(msg.text()))
-        _append_turn(turns, _anthropic_turn(msg))
+        _append_turn(turns, verbatim, _anthropic_turn(msg), as_it_came=False)
         i += 1
     return Transcript(ANTHROPIC, turns, system)
 
@@ -591,17 +592,27 @@ def _tool_use_blocks(origin: Origin | None) -> dict[str, Mapping[str, Any]]:
     }
 
 
-def _append_turn(turns: list[dict[str, Any]], turn: dict[str, Any]) -> None:
-    """Append a turn; a turn of the same role as the last one joins it (Anthropic's turns
-    alternate), its tool results ahead of the other blocks."""
-    if not turns or turns[-1].get("role") != turn.get("role"):
+def _append_turn(
+    turns: list[dict[str, Any]],
+    verbatim: list[bool],
+    turn: dict[str, Any],
+    *,
+    as_it_came: bool,
+) -> None:
+    """Append a turn. A turn built here of the same role as the one before joins it
+    (Anthropic's turns alternate), tool results ahead of the other blocks; two turns that came
+    so stay as they came."""
+    if not turns or turns[-1].get("role") != turn.get("role") or (as_it_came and verbatim[-1]):
         turns.append(turn)
+        verbatim.append(as_it_came)
         return
     last = turns[-1]
     mine, theirs = _block_list(last.get("content")), _block_list(turn.get("content"))
     results = [b for b in mine + theirs if b.get("type") == "tool_result"]
     others = [b for b in mine + theirs if b.get("type") != "tool_result"]
-    turns[-1] = {**last, "content": results + others}
+    base = turn if as_it_came else last  # the fields of the one that came (there is one, or none)
+    turns[-1] = {**base, "content": results + others}
+    verbatim[-1] = False
 
 
 def _block_list(content: Any) -> list[dict[str, Any]]:
