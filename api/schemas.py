@@ -27,6 +27,10 @@ MAX_PROMPT_TOKENS = 10 * MAX_CONTEXT_LENGTH  # a count past the window is allowe
 # size asked for below this could not hold them. The upper bound is the session's own window
 # (checked with the session, api/ingest.py); MAX_CONTEXT_LENGTH bounds it here.
 MIN_TARGET_TOKENS = 256
+# The largest values the database's integer columns hold (BIGINT, INTEGER): a parameter
+# compared with one is bounded by it, so that a larger one is a 422, never an overflow.
+MAX_BIGINT = 2**63 - 1
+MAX_INTEGER = 2**31 - 1
 
 _LINE_BREAKS_AND_TABS = frozenset("\t\n\r")
 

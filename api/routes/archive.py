@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Path, Query
 from api.deps import Context, SessionId, require_token
 from api.errors import ApiProblem
 from api.openapi import V1_RESPONSES, problem
-from api.schemas import FreeText, Name
+from api.schemas import MAX_BIGINT, MAX_INTEGER, FreeText, Name
 from api.schemas_archive import ArchivedAroundOut, ArchivedMessageOut, ArchiveOut, SearchHitOut
 from worker.store import archive
 from worker.store.archive import ArchiveFilter, SearchHit
@@ -39,7 +39,7 @@ def parse_cursor(
 ) -> int | None:
     if not cursor:  # absent, or sent empty: the first page
         return None
-    if not cursor.isascii() or not cursor.isdigit():
+    if not cursor.isascii() or not cursor.isdigit() or int(cursor) > MAX_BIGINT:
         raise ApiProblem(
             422, "bad-cursor", f"cursor must be a next_cursor this route gave; got {cursor!r}"
         )
@@ -84,7 +84,8 @@ def get_archive(
         ),
     ] = None,
     generation: Annotated[
-        int | None, Query(ge=0, description="only messages of this generation")
+        int | None,
+        Query(ge=0, le=MAX_INTEGER, description="only messages of this generation"),
     ] = None,
     job_id: Annotated[
         Name | None, Query(min_length=1, max_length=36, description="only what this job archived")
@@ -129,7 +130,10 @@ def get_archive(
 )
 def get_archived_message(
     session_id: SessionId,
-    seq: Annotated[int, Path(ge=0, description="the seq of an archived message (a hit's seq)")],
+    seq: Annotated[
+        int,
+        Path(ge=0, le=MAX_BIGINT, description="the seq of an archived message (a hit's seq)"),
+    ],
     context: Context,
     before: Annotated[
         int, Query(ge=0, le=archive.MAX_AROUND, description="earlier messages to include")

@@ -18,7 +18,7 @@ from api.errors import ApiProblem
 from api.ingest import BROKER_ERRORS
 from api.openapi import ETAG, V1_RESPONSES, problem
 from api.routes.sessions import require_json
-from api.schemas import MAX_MODEL_CHARS, MAX_SESSION_ID_CHARS, Name
+from api.schemas import MAX_INTEGER, MAX_MODEL_CHARS, MAX_SESSION_ID_CHARS, Name
 from api.schemas_archive import RevertIn, RevertOut, SessionListItem, SessionPage
 from worker.cooldowns import forget_session
 from worker.store import session_list
@@ -141,7 +141,8 @@ def list_sessions(
         Query(description="only sessions with no activity since then (ISO 8601 with a zone)"),
     ] = None,
     min_compactions: Annotated[
-        int | None, Query(ge=0, description="only sessions compacted at least this often")
+        int | None,
+        Query(ge=0, le=MAX_INTEGER, description="only sessions compacted at least this often"),
     ] = None,
     model: Annotated[
         Name | None, Query(min_length=1, max_length=MAX_MODEL_CHARS, description="only this model")

@@ -292,3 +292,40 @@ def test_operators_list_sessions_with_filters_and_a_cursor(api: Api) -> None:
     naive = api.client.get("/v1/sessions", params={"idle_since": "2020-01-01T00:00:00"})
     assert naive.status_code == 422 and "time zone" in naive.json()["detail"]
     assert api.client.get("/v1/sessions", params={"min_compactions": 1}).json()["sessions"] == []
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/v1/sessions", {"min_compactions": str(2**63)}),
+        ("/v1/sessions", {"min_compactions": str(2**31)}),  # past PostgreSQL's INTEGER
+        ("/v1/sessions/s1/archive", {"generation": str(2**63)}),
+        ("/v1/sessions/s1/archive", {"generation": str(2**31)}),
+        ("/v1/sessions/s1/archive", {"cursor": "9" * 19}),
+        ("/v1/sessions/s1/archive", {"q": "x", "cursor": str(2**63)}),
+        (f"/v1/sessions/s1/archive/{2**63}", {}),
+        (f"/v1/sessions/s1/archive/{10**40}", {}),
+    ],
+)
+def test_an_integer_past_what_the_database_holds_is_a_422(
+    api: Api, path: str, params: dict[str, str]
+) -> None:
+    archived_session(api)
+    r = api.client.get(path, params=params)
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["detail"]
+
+
+def test_the_largest_integers_the_database_holds_are_answered(api: Api) -> None:
+    archived_session(api)
+    assert (
+        api.client.get("/v1/sessions", params={"min_compactions": 2**31 - 1}).json()["sessions"]
+        == []
+    )
+    assert api.client.get(f"/v1/sessions/s1/archive/{2**63 - 1}").status_code == 404
+    page = api.client.get("/v1/sessions/s1/archive", params={"generation": 2**31 - 1})
+    assert page.status_code == 200 and page.json()["messages"] == []
+    assert (
+        api.client.get("/v1/sessions/s1/archive", params={"cursor": 2**63 - 1}).status_code == 200
+    )
