@@ -111,11 +111,19 @@ async def require_token(
         raise problem
 
 
+IF_MATCH_PATTERN = r'^\s*(?:W/)?"?[0-9]{1,18}"?\s*$'
 _VERSION_TAG = re.compile(r'^\s*(?:W/)?"?(\d{1,18})"?\s*$')
 
 
 async def parse_if_match(
-    if_match: Annotated[str | None, Header(description='the version, e.g. "3"')] = None,
+    if_match: Annotated[
+        str | None,
+        Header(
+            description='the version, e.g. "3" (one version, quoted or not; anything else is a '
+            "400 bad-if-match)",
+            json_schema_extra={"pattern": IF_MATCH_PATTERN},
+        ),
+    ] = None,
 ) -> int | None:
     if if_match is None:
         return None

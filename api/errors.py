@@ -8,7 +8,9 @@ in the same shape, so a client parses one kind of error body.
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import sys
 from collections.abc import Mapping
 from http import HTTPStatus
@@ -139,6 +141,17 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         return _integer_too_long()
     slug = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "-")
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).description
+    if isinstance(exc.__cause__, UnicodeDecodeError):
+        cause = exc.__cause__
+        detail = (
+            f"the body is not UTF-8 text (byte 0x{cause.object[cause.start]:02x} at offset "
+            f"{cause.start}): send JSON encoded as UTF-8"
+        )
+    if exc.status_code == 405:
+        allowed = allowed_methods(request)
+        if allowed:
+            headers = {**(exc.headers or {}), "Allow": ", ".join(allowed)}
+            return problem_response(405, slug, detail, headers=headers)
     if isinstance(exc.__cause__, RecursionError):
         # FastAPI's "There was an error parsing the body", when JSON nesting ran past the
         # parser's recursion limit (about a thousand levels).
@@ -146,6 +159,27 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
             "the JSON body is nested too deeply to parse (objects and arrays inside each other)"
         )
     return problem_response(exc.status_code, slug, detail, headers=exc.headers)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the API document gives the request's path (Starlette's 405 names only the
+    first route that matched the path)."""
+    path = request.url.path
+    methods: set[str] = set()
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        if _template_pattern(template).fullmatch(path):
+            methods |= {m.upper() for m in operations if m.upper() in _HTTP_METHODS}
+    return sorted(methods)
+
+
+_HTTP_METHODS = frozenset({"GET", "PUT", "POST", "DELETE", "PATCH", "OPTIONS", "HEAD"})
+
+
+@functools.cache
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """``/v1/sessions/{session_id}`` as a pattern of the paths it names."""
+    parts = re.split(r"(\{[^}]+\})", template)
+    return re.compile("".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts))
 
 
 def _integer_too_long() -> JSONResponse:

@@ -106,13 +106,11 @@ def get_archive(
             hits=None,
             next_cursor=_cursor_out(page.next_cursor),
         )
-    if limit is not None and limit > archive.MAX_HITS:
-        raise ApiProblem(
-            422, "validation-error", f"limit: a search answers at most {archive.MAX_HITS} hits"
-        )
+    # A search answers at most MAX_HITS hits a page (a larger limit is taken as that many; the
+    # cursor goes on from there).
     found = archive.search_archive(
         context.db, session_id=session_id, query=parse_query(q), before_seq=cursor,
-        limit=limit or archive.DEFAULT_HITS, only=only,
+        limit=min(limit or archive.DEFAULT_HITS, archive.MAX_HITS), only=only,
     )  # fmt: skip
     return ArchiveOut(
         session_id=session_id,

@@ -45,7 +45,12 @@ def get_job(job_id: Annotated[Name, Path(max_length=36)], context: Context) -> J
     return job_out(jobs.get_job(context.db, job_id=job_id))
 
 
-@router.get("", operation_id="listJobs", response_model=JobPage)
+@router.get(
+    "",
+    operation_id="listJobs",
+    response_model=JobPage,
+    responses={404: problem("before names no job")},
+)
 def list_jobs(
     context: Context,
     session_id: Annotated[Name | None, Query(max_length=MAX_SESSION_ID_CHARS)] = None,

@@ -8,10 +8,12 @@ revert.py); ``DELETE /v1/sessions/{id}`` erases the session and everything store
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
+from pydantic import BeforeValidator
 
 from api.deps import ApiContext, Context, IfMatch, SessionId, require_token
 from api.errors import ApiProblem
@@ -40,7 +42,7 @@ STALE_IF_MATCH = problem(
     "If-Match names a version that is not the current one (current_version, and the ETag header)",
     ETag=ETAG | {"required": False},
 )
-BAD_IF_MATCH = problem("a malformed If-Match header")
+BAD_IF_MATCH = problem("a malformed If-Match header, or a body that is not UTF-8 text")
 JOB_OPEN = problem("a compaction job is queued or running (its id is in job_id): try once it ended")
 
 
@@ -114,6 +116,16 @@ def _forget_cooldown(context: ApiContext, session_id: str) -> None:
         log.warning("cooldown of erased session %s left to expire: %s", session_id, exc)
 
 
+def _iso_time(value: object) -> object:
+    """A time as ISO 8601 text; a number (which pydantic would read as Unix time) is none."""
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        raise ValueError("must be an ISO 8601 time with a zone, e.g. 2026-03-01T00:00:00Z")
+    return value
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 @router.get("", operation_id="listSessions", response_model=SessionPage)
 def list_sessions(
     context: Context,
@@ -138,6 +150,7 @@ def list_sessions(
     ] = None,
     idle_since: Annotated[
         datetime | None,
+        BeforeValidator(_iso_time),
         Query(description="only sessions with no activity since then (ISO 8601 with a zone)"),
     ] = None,
     min_compactions: Annotated[

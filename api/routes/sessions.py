@@ -53,7 +53,9 @@ HYGIENE_RESPONSES: dict[int | str, dict[str, object]] = {
         "description": "stored; a compaction job is open for the session",
         "headers": _ANSWER_HEADERS,
     },
-    400: problem("a malformed If-Match or Idempotency-Key header"),
+    400: problem(
+        "a malformed If-Match or Idempotency-Key header, or a body that is not UTF-8 text"
+    ),
     412: problem(
         "If-Match names a version that is not the current one (current_version, and the ETag "
         "header when the session exists)",
@@ -188,6 +190,7 @@ def append(
     status_code=202,
     response_model=CompactAccepted,
     responses={
+        400: problem("a body that is not UTF-8 text"),
         404: NOT_FOUND,
         409: problem(
             "a job is already open (its id is in job_id), or a cooldown or the thrash guard "

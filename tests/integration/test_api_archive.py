@@ -128,7 +128,6 @@ def test_filters_by_job_and_generation(api: Api) -> None:
 def test_bad_archive_parameters_are_422_problems(api: Api) -> None:
     archived_session(api)
     for params in (
-        {"q": "x", "limit": 101},  # a search answers at most 100 hits
         {"limit": 501},
         {"cursor": "-3"},
         {"cursor": "abc"},
@@ -329,3 +328,10 @@ def test_the_largest_integers_the_database_holds_are_answered(api: Api) -> None:
     assert (
         api.client.get("/v1/sessions/s1/archive", params={"cursor": 2**63 - 1}).status_code == 200
     )
+
+
+def test_a_search_limit_past_its_hits_is_taken_as_the_most_a_page_holds(api: Api) -> None:
+    archived_session(api)
+    r = api.client.get("/v1/sessions/s1/archive", params={"q": "question", "limit": 499})
+    assert r.status_code == 200, r.text
+    assert 0 < len(r.json()["hits"]) <= 100

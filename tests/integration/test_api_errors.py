@@ -531,3 +531,31 @@ def test_image_parts_count_against_the_body_limit_not_the_message_limit(limited_
     }
     r = limited_api.client.put("/v1/sessions/s4", json=body | {"messages": [*GOOD, huge]})
     assert r.status_code == 413 and "COMPACTION_MAX_BODY_BYTES" in r.json()["detail"]
+
+
+def test_a_body_that_is_not_utf8_is_a_400_naming_the_byte(api: Api) -> None:
+    r = api.client.put(
+        "/v1/sessions/s1",
+        content=b'{"model": "\xff"}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert r.status_code == 400
+    assert r.json()["detail"] == (
+        "the body is not UTF-8 text (byte 0xff at offset 11): send JSON encoded as UTF-8"
+    )
+
+
+def test_a_method_a_path_lacks_is_a_405_allowing_every_method_it_has(api: Api) -> None:
+    r = api.client.request("PATCH", "/v1/sessions/s1")
+    assert r.status_code == 405
+    assert r.headers["allow"] == "DELETE, GET, PUT"
+    assert api.client.request("PUT", "/v1/sessions/s1/messages").headers["allow"] == "GET, POST"
+
+
+def test_idle_since_is_an_iso_time_not_a_number(api: Api) -> None:
+    for value in ("0.5", "1700000000", "-3", "1e9"):
+        r = api.client.get("/v1/sessions", params={"idle_since": value})
+        assert r.status_code == 422, value
+        assert "ISO 8601" in r.json()["detail"]
+    ok = api.client.get("/v1/sessions", params={"idle_since": "2026-03-01T00:00:00Z"})
+    assert ok.status_code == 200

@@ -230,7 +230,14 @@ def drive_refusals(api: Api, job_id: str) -> None:
                 method, path, content=repr(body), headers=AUTH | {"content-type": "text/plain"}
             )
             assert r.status_code == 415, (path, r.text)
+            not_utf8 = b'{"x": "\xff"}'
+            r = c.request(method, path, content=not_utf8, headers=AUTH | JSON_TYPE)
+            assert r.status_code == 400, (path, r.text)
+    assert c.get("/v1/jobs", params={"before": "no-such-job"}, headers=AUTH).status_code == 404
     drive_invalid(api)
+
+
+JSON_TYPE = {"content-type": "application/json"}
 
 
 def drive_invalid(api: Api) -> None:
