@@ -49,15 +49,12 @@ from api.client import (
     CompactionClient,
     CompactionClientError,
     ConflictError,
-    HygieneAnswer,
-    NotFoundError,
     ProblemError,
     RetryPolicy,
-    VersionConflictError,
 )
+from api.client.mirror import Message, Mirror, Window, compaction_ready, sync, to_wire, unsent
 from api.client.sync import DEFAULT_BASE_URL
 from api.client.tools import TOOL_NAMES, run_tool
-from api.hermes.mirror import Message, Mirror, after_write, to_wire, unsent
 
 NAME = "compaction-queue"
 DEFAULT_THRESHOLD = 0.85  # until the service answers with its own threshold_tokens
@@ -287,84 +284,18 @@ class QueueEngine:
     # -- talking to the service ------------------------------------------------------------
 
     def _sync(self, mirror: Mirror, wire: list[Message], prompt_tokens: int | None) -> Mirror:
-        if mirror.version is None:
-            mirror = self._attach(mirror, wire)
-        new = unsent(mirror.synced, wire)
-        if new == []:
-            return mirror
-        if new is None:
-            mirror, answer = self._put(mirror, wire, prompt_tokens)
-        else:
-            mirror, answer = self._append(mirror, wire, new, prompt_tokens)
-        self.threshold_tokens = answer.threshold_tokens
+        window = Window(self.model or "unknown", self.context_length or 128_000)
+        mirror, answer = sync(self._api(), mirror, wire, prompt_tokens, window, log)
+        if answer is not None:
+            self.threshold_tokens = answer.threshold_tokens
         return mirror
-
-    def _append(
-        self, mirror: Mirror, wire: list[Message], new: list[Message], prompt_tokens: int | None
-    ) -> tuple[Mirror, HygieneAnswer]:
-        client = self._api()
-        try:
-            answer = client.append(
-                mirror.session_id, new, prompt_tokens=prompt_tokens, if_match=mirror.version
-            )
-        except VersionConflictError:
-            # The service wrote a compaction since: our token count describes the history
-            # before it, so the service counts these turns itself; adopt its transcript next.
-            answer = client.append(mirror.session_id, new)
-            return after_write(mirror, answer, wire, moved=True), answer
-        return after_write(mirror, answer, wire), answer
-
-    def _attach(self, mirror: Mirror, wire: list[Message]) -> Mirror:
-        """A new engine on a session the service may hold already (a resumed conversation)."""
-        try:
-            held = self._api().get_messages(mirror.session_id)
-        except NotFoundError:
-            return mirror
-        synced = to_wire(held.messages)
-        ours = unsent(synced, wire) is not None
-        return dataclasses.replace(
-            mirror, version=held.version, synced=tuple(synced) if ours else None
-        )
-
-    def _put(
-        self, mirror: Mirror, wire: list[Message], prompt_tokens: int | None
-    ) -> tuple[Mirror, HygieneAnswer]:
-        """A full snapshot: the agent's history was rewritten, or the session is new. The
-        agent's transcript wins over anything the service holds (which it archives)."""
-        client = self._api()
-        put = functools.partial(
-            client.put_session,
-            mirror.session_id,
-            model=self.model or "unknown",
-            context_length=self.context_length or 128_000,
-            messages=wire,
-            prompt_tokens=prompt_tokens,
-        )
-        try:
-            answer = put(if_match=mirror.version)
-        except VersionConflictError as stale:
-            answer = put(if_match=stale.current_version)
-        log.info(
-            "compaction-queue: session %s written whole (v%d)", mirror.session_id, answer.version
-        )
-        return after_write(dataclasses.replace(mirror, moved=False), answer, wire), answer
 
     def _compaction_ready(self) -> bool:
         mirror = self._mirror
-        if mirror is None or mirror.version is None:
+        if mirror is None:
             return False
-        if mirror.moved:
-            return True
-        if mirror.open_job_id is None:
-            return False
-        job = self._api().get_job(mirror.open_job_id)
-        if not job.finished:
-            return False
-        if job.status != "succeeded":
-            self._mirror = dataclasses.replace(mirror, open_job_id=None)
-            log.info("compaction-queue: job %s ended %s", job.id, job.status)
-            return False
-        return True
+        ready, self._mirror = compaction_ready(self._api(), mirror, log)
+        return ready
 
     def _adopt(self) -> list[Message]:
         """Take the service's compacted transcript (it holds every turn synced so far)."""

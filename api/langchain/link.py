@@ -2,8 +2,8 @@
 holds the rest, and whether a finished compaction waits to be taken.
 
 One ``QueueLink`` serves every conversation of a middleware (one per session id), each with
-its own ``Mirror`` (``api/hermes/mirror.py``: pure, shared with the Hermes engine) and its own
-lock, so conversations run in parallel while one conversation's writes stay in order. Nothing
+its own ``Mirror`` (kept in step by ``api/client/mirror.py``, as the Hermes engine's is) and its
+own lock, so conversations run in parallel while one conversation's writes stay in order. Nothing
 here raises to the agent: a failed call is logged and the link stays quiet for
 ``pause_after_failure_s`` (the next write then sends everything it missed): every conversation
 when the service is out of reach (no answer, a 5xx, a refused token), only the one whose
@@ -14,8 +14,6 @@ Only httpx and the standard library (through ``api.client``): LangChain is not i
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import json
 import logging
 import os
@@ -29,16 +27,13 @@ from typing import Any
 from api.client import (
     CompactionClient,
     CompactionClientError,
-    HygieneAnswer,
-    NotFoundError,
     ProblemError,
     RetryPolicy,
     Transcript,
-    VersionConflictError,
 )
+from api.client.mirror import Message, Mirror, Window, compaction_ready, sync, to_wire
 from api.client.sync import DEFAULT_BASE_URL
 from api.client.tools import run_tool
-from api.hermes.mirror import Message, Mirror, after_write, to_wire, unsent
 
 DEFAULT_CONTEXT_LENGTH = 128_000  # when neither the config nor the model's profile says
 MAX_CONVERSATIONS = 4096  # mirrors kept in memory; a forgotten one is re-read from the service
@@ -211,87 +206,13 @@ class QueueLink:
     def _sync(
         self, conversation: Conversation, wire: list[Message], prompt_tokens: int | None
     ) -> Mirror:
-        mirror = conversation.mirror
-        if mirror.version is None:
-            mirror = self._attach(mirror, wire)
-        new = unsent(mirror.synced, wire)
-        if new == []:
-            return mirror
-        if new is None:
-            return self._put(conversation, mirror, wire, prompt_tokens)
-        return self._append(mirror, wire, new, prompt_tokens)
-
-    def _append(
-        self, mirror: Mirror, wire: list[Message], new: list[Message], prompt_tokens: int | None
-    ) -> Mirror:
-        client = self._api()
-        try:
-            answer = client.append(
-                mirror.session_id, new, prompt_tokens=prompt_tokens, if_match=mirror.version
-            )
-        except VersionConflictError:
-            # The service wrote a compaction since: our token count describes the history
-            # before it, so the service counts these turns itself; the compaction is taken next.
-            answer = client.append(mirror.session_id, new)
-            return after_write(mirror, answer, wire, moved=True)
-        return after_write(mirror, answer, wire)
-
-    def _attach(self, mirror: Mirror, wire: list[Message]) -> Mirror:
-        """A conversation this process has not written yet, which the service may hold (a
-        checkpointed thread resumed by a new process)."""
-        try:
-            held = self._api().get_messages(mirror.session_id)
-        except NotFoundError:
-            return mirror
-        synced = to_wire(held.messages)
-        ours = unsent(synced, wire) is not None
-        return dataclasses.replace(
-            mirror, version=held.version, synced=tuple(synced) if ours else None
-        )
-
-    def _put(
-        self,
-        conversation: Conversation,
-        mirror: Mirror,
-        wire: list[Message],
-        prompt_tokens: int | None,
-    ) -> Mirror:
-        """A full snapshot: the agent's history was rewritten, or the session is new. The
-        agent's transcript wins over anything the service holds (which it archives)."""
-        put = functools.partial(
-            self._api().put_session,
-            mirror.session_id,
-            model=conversation.model,
-            context_length=conversation.context_length,
-            messages=wire,
-            prompt_tokens=prompt_tokens,
-        )
-        answer: HygieneAnswer
-        try:
-            answer = put(if_match=mirror.version)
-        except VersionConflictError as stale:
-            answer = put(if_match=stale.current_version)
-        log.info(
-            "compaction-queue: session %s written whole (v%d)", mirror.session_id, answer.version
-        )
-        return after_write(dataclasses.replace(mirror, moved=False), answer, wire)
+        window = Window(conversation.model, conversation.context_length)
+        mirror, _ = sync(self._api(), conversation.mirror, wire, prompt_tokens, window, log)
+        return mirror
 
     def _ready(self, conversation: Conversation) -> bool:
-        mirror = conversation.mirror
-        if mirror.version is None:
-            return False
-        if mirror.moved:
-            return True
-        if mirror.open_job_id is None:
-            return False
-        job = self._api().get_job(mirror.open_job_id)
-        if not job.finished:
-            return False
-        if job.status != "succeeded":
-            conversation.mirror = dataclasses.replace(mirror, open_job_id=None)
-            log.info("compaction-queue: job %s ended %s", job.id, job.status)
-            return False
-        return True
+        ready, conversation.mirror = compaction_ready(self._api(), conversation.mirror, log)
+        return ready
 
     def _conversation(self, session_id: str, *, create: bool = False) -> Conversation | None:
         with self._lock:

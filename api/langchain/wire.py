@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from api.hermes.mirror import Message
-from api.hermes.mirror import to_wire as plain_json
+from api.client.mirror import Message
+from api.client.mirror import to_wire as plain_json
 
 
 @functools.cache

@@ -30,8 +30,8 @@ import pytest
 
 from api.client import CompactionClient
 from bench import langchain_env
+from tests.support.agent_stack import install_wheel, stack_with_summarizer
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Reply
-from tests.support.stack import REPO, stack_env, start_stack
 from tests.support.worker_fixtures import private_redis
 from worker.redis_server import RedisServer, free_port
 
@@ -80,19 +80,8 @@ def langchain_python() -> Path:
 def package_dir(langchain_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This tree's wheel, installed into a directory with LangChain's pip, without
     dependencies."""
-    wheels = tmp_path_factory.mktemp("wheel")
-    uv = Path(sys.executable).parent / "uv"
-    run([str(uv), "build", "--wheel", "--out-dir", str(wheels), str(REPO)])
-    (wheel,) = wheels.glob("compaction_queue-*.whl")
-    target = tmp_path_factory.mktemp("package")
-    pip = [str(langchain_python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    run([*pip, "--no-deps", "--no-index", "--target", str(target), str(wheel)])
-    return target
-
-
-def run(cmd: list[str]) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, f"{' '.join(cmd[:4])}... exited {done.returncode}:\n{done.stderr}"
+    wheels, target = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("package")
+    return install_wheel(langchain_python, wheels, target)
 
 
 # --- the stack and the fake model ----------------------------------------------------------------
@@ -109,18 +98,7 @@ def llm() -> Iterator[FakeOpenAI]:
 def api_url(
     private_redis: RedisServer, database_url: str, llm: FakeOpenAI, tmp_path: Path
 ) -> Iterator[str]:
-    port = free_port()
-    env = stack_env(
-        redis_url=private_redis.url, database_url=database_url, var_dir=tmp_path / "var",
-        llm_base_url=llm.base_url, summary_model=SUMMARY_MODEL, llm_stream="false",
-        hygiene_threshold=0.85,
-    )  # fmt: skip
-    procs = start_stack(env, tmp_path, api_port=port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        for proc in procs:
-            proc.stop()
+    yield from stack_with_summarizer(private_redis, database_url, llm, tmp_path, SUMMARY_MODEL)
 
 
 # --- the driver ------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from worker.compressor.messages import Message, content_text
@@ -118,9 +118,7 @@ def failed(text: str) -> bool:
 def _anthropic_user(turns: list[dict[str, Any]], msg: Message, rng: random.Random) -> None:
     text = content_text(msg.content)
     parts: list[dict[str, Any]] = []
-    for part in (
-        msg.content if isinstance(msg.content, tuple) else ({"type": "text", "text": text},)
-    ):
+    for part in _parts(msg, text):
         if part.get("type") == "text":
             parts.append({"type": "text", "text": part["text"]})
         else:
@@ -133,6 +131,12 @@ def _anthropic_user(turns: list[dict[str, Any]], msg: Message, rng: random.Rando
         turns.append({"role": "user", "content": parts[0]["text"]})
     else:  # a field no one here knows rides along
         turns.append({"role": "user", "content": parts, "metadata_note": "kept as it came"})
+
+
+def _parts(msg: Message, text: str) -> tuple[Mapping[str, Any], ...]:
+    """A user message's parts (a string content as one text part)."""
+    content = msg.content
+    return content if isinstance(content, tuple) else ({"type": "text", "text": text},)
 
 
 def _user_blocks(turns: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> None:
@@ -163,9 +167,7 @@ def to_responses(msgs: Sequence[Message], seed: int) -> list[dict[str, Any]]:
                 )
         elif msg.role == "user":
             parts: list[dict[str, Any]] = []
-            for part in (
-                msg.content if isinstance(msg.content, tuple) else ({"type": "text", "text": text},)
-            ):
+            for part in _parts(msg, text):
                 if part.get("type") == "text":
                     parts.append({"type": "input_text", "text": part["text"]})
                 else:
