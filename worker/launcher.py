@@ -31,7 +31,7 @@ import redis
 from kombu.exceptions import OperationalError
 
 from worker.errors import LaunchError
-from worker.redis_server import RedisServer
+from worker.redis_server import RedisServer, free_port
 from worker.settings import Settings
 
 LAUNCHER_PID_ENV = "COMPACTION_LAUNCHER_PID"
@@ -196,6 +196,7 @@ class Launcher:
     _children: list[Child] = field(default_factory=list)
     _redis: RedisServer | None = None
     _redis_url: str = ""
+    _metrics_port: int = 0  # the worker's metrics, chosen in _prepare
     _out_lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: StopFlag | None = None  # while run() runs
     _ping_app: Any = None  # a Celery app to ping the worker with, made on first use
@@ -225,6 +226,8 @@ class Launcher:
         s = self.settings
         check_port_free(s.api_host, s.api_port, "COMPACTION_API_PORT")
         check_port_free(s.flower_host, s.flower_port, "COMPACTION_FLOWER_PORT")
+        # The worker's job-outcome metrics: on the port set, else on a free one (printed).
+        self._metrics_port = s.worker_metrics_port or free_port()
         s.var_dir.mkdir(parents=True, exist_ok=True)
         if s.redis_url:
             self._redis_url = s.redis_url
@@ -248,6 +251,7 @@ class Launcher:
             "COMPACTION_REDIS_URL": self._redis_url,
             "COMPACTION_FLOWER_USER": user,
             "COMPACTION_FLOWER_PASSWORD": password,
+            "COMPACTION_WORKER_METRICS_PORT": str(self._metrics_port),
             "PYTHONUNBUFFERED": "1",
             LAUNCHER_PID_ENV: str(os.getpid()),
         }
@@ -329,10 +333,16 @@ class Launcher:
                     f"  docs    {api}/docs",
                     f"  Flower  http://{s.flower_host}:{s.flower_port}  (user {user!r}, password {password!r})",
                     f"  Redis   {self._redis_url}",
+                    f"  metrics {self._metrics_url}  (the worker's job outcomes; the API's at "
+                    f"{api}/metrics)",
                     "next: `compaction demo` in another terminal; Ctrl-C stops everything",
                 ]
             )
         )
+
+    @property
+    def _metrics_url(self) -> str:
+        return f"http://{self.settings.worker_metrics_host}:{self._metrics_port}/metrics"
 
     def _write_stack_file(self) -> None:
         s = self.settings
@@ -341,6 +351,7 @@ class Launcher:
             "redis_url": self._redis_url,
             "api": f"http://{s.api_host}:{s.api_port}",
             "flower": f"http://{s.flower_host}:{s.flower_port}",
+            "worker_metrics": self._metrics_url,
         }
         stack_file(s).write_text(json.dumps(info, indent=2) + "\n")
 
@@ -370,6 +381,7 @@ class Launcher:
             child.signal_group(signal.SIGKILL)  # also any straggler left in its group
             child.process.wait()
             child.relay.join(timeout=5)
+        stopped = [child.name for child in self._children]
         self._children.clear()
         if self._ping_app is not None:
             self._ping_app.close()
@@ -377,6 +389,9 @@ class Launcher:
         if self._redis is not None:
             self._redis.stop()  # last: a stopping worker hands its reserved jobs back to it
             self._redis = None
+            stopped.append("redis-server")
+        if stopped:  # the last line: everything this command started has stopped
+            self.say(f"stopped {', '.join(stopped)}; the data stays in {self.settings.var_dir}")
 
     def _wait_for_children(self) -> bool:
         """Until every child has exited, ``stop_grace_s`` has passed, or a signal arrives

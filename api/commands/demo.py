@@ -130,7 +130,7 @@ def show(client: CompactionClient, session_id: str, job: Job) -> None:
             f"({job.savings_pct or 0:.1f}% saved)"
         )
     print("telemetry:")
-    print(json.dumps(telemetry(job), indent=2, sort_keys=True))
+    print(json.dumps(telemetry(job), indent=2))  # in the job's own order: id, trigger, status...
     base = client.base_url
     print(f"compacted transcript: GET {base}/v1/sessions/{session_id}/messages")
     print(f"originals:            GET {base}/v1/sessions/{session_id}/archive")

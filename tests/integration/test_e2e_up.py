@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -86,6 +87,24 @@ def test_up_serves_the_demo_then_sigint_stops_every_child(tmp_path: Path) -> Non
         assert demo.returncode == 0, demo.stdout + demo.stderr
         assert "-> enqueued" in demo.stdout and "  succeeded" in demo.stdout
         assert '"status": "succeeded"' in demo.stdout and "% saved)" in demo.stdout
+        # The telemetry reads in the job's own order (its status near the top, not sorted
+        # in among the counts), its durations without float noise.
+        shown_keys = re.findall(r'^  "(\w+)":', demo.stdout, re.M)
+        assert shown_keys[:4] == ["id", "session_id", "trigger", "status"], shown_keys
+        assert not re.search(r'_ms": \d+\.\d{2,}', demo.stdout), demo.stdout
+
+        # The banner names the worker's metrics, and they count the demo's job.
+        stack = json.loads((tmp_path / "var" / "stack.json").read_text())
+        assert stack["worker_metrics"] in read_log(tmp_path).decode(errors="replace")
+        metrics = httpx.get(stack["worker_metrics"], timeout=10).text
+        finished = [
+            line
+            for line in metrics.splitlines()
+            if line.startswith("compaction_worker_jobs_finished_total{")
+            and 'status="succeeded"' in line
+            and 'trigger="hygiene"' in line
+        ]
+        assert [line.rsplit(" ", 1)[1] for line in finished] == ["1.0"], finished or metrics
 
         # Ops see the job's telemetry in Flower: the task id is the job id, its result the row
         # as JSON text (the task's return value, which Celery's event shows as its repr).
@@ -152,6 +171,9 @@ def test_a_second_signal_stops_a_worker_that_waits_for_its_running_job(tmp_path:
             output = read_log(tmp_path).decode(errors="replace")
             assert "waiting up to 20s for worker" in output
             assert "stopping now" in output and "did not stop in" not in output
+            # The last line says that everything stopped, and where the data is.
+            last = output.rstrip().splitlines()[-1]
+            assert "stopped " in last and "redis-server" in last and "var" in last, last
         finally:
             if demo is not None:
                 demo.kill()

@@ -87,6 +87,9 @@ def test_a_job_compacts_its_session_and_reports_telemetry(rt: Runtime) -> None:
     assert telemetry["tokens_after"] < telemetry["tokens_before"]
     assert telemetry["summarizer"] == "extractive" and telemetry["fallback_used"] is False
     assert telemetry["run_ms"] > 0 and telemetry["queue_wait_ms"] >= 0
+    for key in ("run_ms", "queue_wait_ms"):  # milliseconds to a tenth, no float noise
+        assert telemetry[key] == round(telemetry[key], 1), telemetry[key]
+    assert len(str(telemetry["run_ms"]).partition(".")[2]) <= 1
     after = active(rt, session_id)
     assert check_transcript(before, after) == []
     archived = sessions.archived_messages(rt.db, session_id=session_id)

@@ -29,7 +29,7 @@ from worker.store.db import Database
 from worker.store.errors import JobNotFoundError, SessionNotFoundError
 from worker.store.models import OPEN_JOB_STATUSES, JobRow, MessageRow, SessionRow, utcnow
 
-__all__ = ["RECENT_SAVINGS_PASSES", "JobClaim", "claim_job", "elapsed_ms"]
+__all__ = ["RECENT_SAVINGS_PASSES", "JobClaim", "as_ms", "claim_job", "elapsed_ms"]
 
 RECENT_SAVINGS_PASSES = 5
 # Optimistic tries before the claim reads under the write lock, as it did before: a session
@@ -202,4 +202,10 @@ def _recent_savings(s: Session, session_id: str) -> tuple[float, ...]:
 
 
 def elapsed_ms(start: datetime, end: datetime) -> float:
-    return max(0.0, (end - start).total_seconds() * 1000.0)
+    return as_ms((end - start).total_seconds() * 1000.0)
+
+
+def as_ms(value: float) -> float:
+    """A duration as stored and shown: milliseconds to a tenth (what a clock measures; the
+    float noise past it, ``128.26399999999998``, says nothing)."""
+    return round(max(0.0, value), 1)

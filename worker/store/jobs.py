@@ -23,7 +23,7 @@ from worker.compressor.messages import to_wire_list
 from worker.compressor.redact import redact_text
 from worker.compressor.report import CompactionReport, CompactionResult
 from worker.store.archive_index import SearchText, archive_active
-from worker.store.claims import JobClaim, claim_job, elapsed_ms
+from worker.store.claims import JobClaim, as_ms, claim_job, elapsed_ms
 from worker.store.db import Database
 from worker.store.errors import (
     JobFencedError,
@@ -548,9 +548,9 @@ def _finish(
     job.error = error or job.error
     timings = timings or Timings()
     if timings.llm_ms is not None:
-        job.llm_ms = timings.llm_ms
+        job.llm_ms = as_ms(timings.llm_ms)
     start = job.started_at or job.enqueued_at
-    job.run_ms = timings.run_ms if timings.run_ms is not None else elapsed_ms(start, now)
+    job.run_ms = as_ms(timings.run_ms) if timings.run_ms is not None else elapsed_ms(start, now)
 
 
 def _copy_report(job: JobRow, r: CompactionReport) -> None:
