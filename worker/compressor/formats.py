@@ -290,10 +290,10 @@ def _text_parts(raw: object, index: int | None, path: str) -> Content:
 def _read_anthropic(messages: list[Any], system: object) -> list[Message]:
     out: list[Message] = []
     if system is not None:
-        content = _text_parts(system, None, "system")
-        if isinstance(content, tuple) and any(p["type"] != "text" for p in content):
+        prompt = _text_parts(system, None, "system")
+        if isinstance(prompt, tuple) and any(p["type"] != "text" for p in prompt):
             raise _problem(None, "system", "must be a string or an array of text blocks")
-        out += _origin((system,), [Message("system", content)])
+        out += _origin((system,), [Message("system", prompt)])
     for i, raw in enumerate(messages):
         if not isinstance(raw, dict):
             raise _problem(i, "", f"a message must be an object, got {_kind(raw)}")
