@@ -32,7 +32,6 @@ from api.errors import ApiProblem
 from api.limits import check_message_limits
 from api.schemas import AppendIn, CompactIn, HygieneAnswer, HygieneOut, SnapshotIn
 from worker.compressor import formats
-from worker.compressor.messages import parse_messages
 from worker.cooldowns import Cooldown, active_cooldown, endpoint_id
 from worker.encodings import counter_for_model
 from worker.enqueue import enqueue_job
@@ -87,14 +86,12 @@ def stored_turns(
     """The rows to store for turns in ``fmt`` and each row's tokens, once the core has read
     them (422 naming the message, its block and the problem)."""
     transcript = formats.Transcript(fmt, list(messages), system)
-    if fmt == formats.CHAT:
-        if system is not None:
-            formats.read(fmt, messages, system)  # refused: system apart is Anthropic's
-        counter = counter_for_model(model)
-        return transcript.messages, [counter.count_message(m) for m in parse_messages(messages)]
-    formats.read(fmt, transcript.messages, system)  # the whole transcript, for its errors
+    records = formats.read(fmt, transcript.messages, system)  # the whole of it, for its errors
+    counter = counter_for_model(model)
+    if fmt == formats.CHAT:  # a row is a message: its record's count
+        return transcript.messages, [counter.count_message(m) for m in records]
     rows = formats.rows_of(transcript)
-    return rows, formats.row_tokens(fmt, rows, counter_for_model(model))
+    return rows, formats.row_tokens(fmt, rows, counter)
 
 
 def put_snapshot(

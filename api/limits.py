@@ -89,14 +89,13 @@ def content_chars(message: object) -> int:
 
 
 _TEXT_KEYS = ("content", "tool_calls", "arguments", "input", "output")
-_IMAGE_TYPES = IMAGE_PART_TYPES | {"input_image"}
 
 
 def _chars(value: object) -> int:
     if isinstance(value, str):
         return len(value)
     if isinstance(value, dict):
-        if value.get("type") in _IMAGE_TYPES:
+        if value.get("type") in IMAGE_PART_TYPES:
             return 0
         return sum(_chars(v) for v in value.values())
     if isinstance(value, list):

@@ -42,7 +42,7 @@ from worker.compressor import formats
 from worker.compressor.compress import compress
 from worker.compressor.config import CompressConfig
 from worker.compressor.extractive import ExtractiveSummarizer
-from worker.compressor.messages import parse_messages, to_wire_list
+from worker.compressor.messages import Message, parse_messages, to_wire_list
 from worker.compressor.report import CompactionReport
 from worker.compressor.summarizer import Summarizer, SummaryRequest, SummaryResponse
 from worker.compressor.tokens import TokenCounter
@@ -206,9 +206,7 @@ def _ours(
     it (wire in to wire out) and read back as chat messages for the scorer."""
     started = time.perf_counter()
     result = compress(
-        parse_messages(wire)
-        if native is None
-        else formats.read(native.format, native.messages, native.system),
+        parse_messages(wire) if native is None else _records(native),
         config=config,
         summarizer=summarizer,
         counter=TokenCounter(counter.encoding),
@@ -218,8 +216,7 @@ def _ours(
     if native is not None:
         written = formats.write(native.format, result.messages)
         seconds = time.perf_counter() - started
-        back = formats.read(native.format, written.messages, written.system)
-        return formats.as_chat(back), _notes(result.report), seconds
+        return formats.as_chat(_records(written)), _notes(result.report), seconds
     seconds = time.perf_counter() - started
     return to_wire_list(result.messages), _notes(result.report), seconds
 
@@ -335,12 +332,12 @@ def _run_ours(
 ) -> PathResult:
     out, notes, seconds = _ours(wire, counts, config, counter, summarizer, native)
     # In another format, what came in is compared as the scorer reads what came out.
-    before = wire if native is None else formats.as_chat(formats.read(*_held(native)))
+    before = wire if native is None else formats.as_chat(_records(native))
     return _score(truth, before, out, prompts, counter, seconds=seconds, notes=notes)
 
 
-def _held(native: formats.Transcript) -> tuple[formats.Format, list[Any], Any]:
-    return native.format, native.messages, native.system
+def _records(native: formats.Transcript) -> list[Message]:
+    return formats.read(native.format, native.messages, native.system)
 
 
 def _run_hermes(

@@ -180,3 +180,17 @@ def test_an_append_is_read_in_the_sessions_format(api: Api) -> None:
     )
     assert r.status_code == 422 and r.json()["detail"].startswith("messages[0].role"), r.text
     assert api.client.get("/v1/sessions/a3/messages").json() == before
+
+
+def test_a_lone_surrogate_in_an_anthropic_block_is_a_422_and_nothing_is_stored(api: Api) -> None:
+    """A JSON escape of half a surrogate pair (a JavaScript gateway's cut emoji): no database
+    stores it, so it is refused as in OpenAI Chat form, by where it is."""
+    turn = {"role": "user", "content": [{"type": "text", "text": "a<cut>"}]}
+    doc = {"model": MODEL, "context_length": WINDOW, "format": "anthropic.messages"}
+    body = json.dumps({**doc, "messages": [turn]}).replace("<cut>", "\\ud83d")
+    r = api.client.put(
+        "/v1/sessions/lone", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"].startswith("messages[0]: content[0].text holds a lone surrogate")
+    assert api.client.get("/v1/sessions/lone").status_code == 404

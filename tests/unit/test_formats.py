@@ -291,6 +291,15 @@ def test_responses_items_are_read_as_one_assistant_turn_and_its_outputs() -> Non
         (formats.RESPONSES, [{"content": "x"}], None, "messages[0].type"),
         (formats.RESPONSES, [{"role": "user", "content": "q"}], "sys", "system is given apart"),
         (formats.CHAT, [{"role": "user", "content": "q"}], "sys", "system is given apart"),
+        # No database stores a lone surrogate: refused in every format, by where it is.
+        (formats.ANTHROPIC, [{"role": "user", "content": "a\ud83d"}], None, "messages[0]: content"),
+        (formats.ANTHROPIC, [{"role": "user", "content": "q"}], "sys \ud83d", "system holds"),
+        (
+            formats.RESPONSES,
+            [{"type": "function_call_output", "call_id": "c", "output": "x\ud800"}],
+            None,
+            "messages[0]: output holds a lone surrogate",
+        ),
     ],
 )
 def test_a_malformed_block_or_item_is_named_by_its_path(

@@ -43,13 +43,13 @@ from worker.compressor.errors import InvalidTranscriptError
 from worker.compressor.markers import as_user_summary
 from worker.compressor.messages import (
     IMAGE_PART_TYPES,
-    MAX_NESTING,
     TEXT_PART_TYPES,
     Content,
     Message,
     Part,
     Role,
     ToolCall,
+    check_storable,
     parse_messages,
     to_wire_list,
 )
@@ -226,18 +226,6 @@ def _problem(index: int | None, path: str, problem: str) -> InvalidTranscriptErr
     return InvalidTranscriptError(index, problem, path=path)
 
 
-def _check_depth(value: object, index: int) -> None:
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_NESTING:
-            raise _problem(index, "", f"nested deeper than {MAX_NESTING} levels")
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-
-
 def _blocks(raw: object, index: int | None, path: str) -> list[dict[str, Any]]:
     """A list of typed blocks (or parts), each an object with a string ``type``."""
     if not isinstance(raw, list):
@@ -290,6 +278,7 @@ def _text_parts(raw: object, index: int | None, path: str) -> Content:
 def _read_anthropic(messages: list[Any], system: object) -> list[Message]:
     out: list[Message] = []
     if system is not None:
+        check_storable({"system": system}, None)
         prompt = _text_parts(system, None, "system")
         if isinstance(prompt, tuple) and any(p["type"] != "text" for p in prompt):
             raise _problem(None, "system", "must be a string or an array of text blocks")
@@ -297,7 +286,7 @@ def _read_anthropic(messages: list[Any], system: object) -> list[Message]:
     for i, raw in enumerate(messages):
         if not isinstance(raw, dict):
             raise _problem(i, "", f"a message must be an object, got {_kind(raw)}")
-        _check_depth(raw, i)
+        check_storable(raw, i)
         role = raw.get("role")
         if role not in ("user", "assistant"):
             raise _problem(i, "role", f"must be user or assistant, got {role!r}")
@@ -400,7 +389,7 @@ def _read_responses(items: list[Any]) -> list[Message]:
     for i, raw in enumerate(items):
         if not isinstance(raw, dict):
             raise _problem(i, "", f"an item must be an object, got {_kind(raw)}")
-        _check_depth(raw, i)
+        check_storable(raw, i)
         kind = raw.get("type", "message" if "role" in raw else None)
         if not isinstance(kind, str):
             raise _problem(i, "type", "an item needs a string type (or a role, for a message)")
@@ -641,9 +630,9 @@ def _responses_items(msg: Message) -> list[dict[str, Any]]:
     origin = origin_of(msg)
     source = origin.wire if origin is not None else ()
     kinds = list(origin.kinds) if origin is not None else []
-    if msg.role == "tool" or (source and source[0].get("type") in _OPAQUE_OUTPUTS):
-        if source and msg.content == (source[0],):
-            return [source[0]]  # a built-in tool's output, unread
+    if msg.role != "assistant" and source and msg.content == (source[0],):
+        return [source[0]]  # an item read whole, unread: a built-in tool's output, a reference
+    if msg.role == "tool":
         base = dict(source[0]) if source else {"type": "function_call_output"}
         base.pop("id", None)
         base.update(call_id=msg.tool_call_id, output=_responses_content(msg.content, kinds))
@@ -671,7 +660,7 @@ def _responses_items(msg: Message) -> list[dict[str, Any]]:
     for call in msg.tool_calls:
         item = dict(calls.get(call.id, {"type": "function_call"}))
         kind = item.get("type")
-        if kind in _CALLS or kind is None:
+        if kind in _CALLS:
             item.update(call_id=call.id, name=call.name)
             item["input" if kind == "custom_tool_call" else "arguments"] = call.arguments
         out.append(item)  # a built-in tool's call as it came

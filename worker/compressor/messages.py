@@ -241,13 +241,7 @@ def _parse_any(raw: object, index: int | None) -> Message:
     """Parse one wire message of any shape, or name what is wrong with it."""
     if not isinstance(raw, Mapping):
         raise InvalidTranscriptError(index, f"a message must be a JSON object, got {_kind(raw)}")
-    too_deep, lone_surrogate = _read_through(raw)
-    if too_deep:
-        raise InvalidTranscriptError(
-            index, f"a message may nest objects and arrays at most {MAX_NESTING} levels deep"
-        )
-    if lone_surrogate:
-        _name_lone_surrogate(raw, index)
+    check_storable(raw, index)
     role = raw.get("role")
     if not isinstance(role, str) or role not in ROLES:  # a list or object is unhashable
         raise InvalidTranscriptError(
@@ -279,6 +273,18 @@ def _parse_any(raw: object, index: int | None) -> Message:
         name=name,
         extra=MappingProxyType(extra) if extra else _EMPTY,
     )
+
+
+def check_storable(raw: Mapping[Any, Any], index: int | None) -> None:
+    """Refuse a wire message (of any format) nested past ``MAX_NESTING`` levels, or holding a
+    string or key with a lone surrogate (no database stores one), naming where."""
+    too_deep, lone_surrogate = _read_through(raw)
+    if too_deep:
+        raise InvalidTranscriptError(
+            index, f"a message may nest objects and arrays at most {MAX_NESTING} levels deep"
+        )
+    if lone_surrogate:
+        _name_lone_surrogate(raw, index)
 
 
 def _read_through(raw: Mapping[Any, Any]) -> tuple[bool, bool]:
